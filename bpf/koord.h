@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The one header shared by the BPF programs and user space: every map key and
+ * value layout, the QoS classes and the wait histogram's bucket function.
+ */
+#ifndef KOORD_H
+#define KOORD_H
+
+/*
+ * QoS classes. KC_UNCLASSIFIED is 0 so that a container the loader has not
+ * classified yet never counts as online. KC_IDLE is the CPU's idle task.
+ */
+enum koord_class {
+	KC_UNCLASSIFIED = 0,
+	KC_LSE,
+	KC_LSR,
+	KC_LS,
+	KC_BE,
+	KC_SYSTEM,
+	KC_IDLE,
+	KC_NR,
+};
+
+#define KOORD_MAX_CPUS	1024
+
+#define KC_IS_ONLINE(c) ((c) == KC_LSE || (c) == KC_LSR || (c) == KC_LS)
+
+/*
+ * Slots of a container's steal split: one per class of the task that held the
+ * queue CPU, then the container's own tasks and its own CFS throttling.
+ */
+enum koord_steal_slot {
+	ST_SELF = KC_NR,
+	ST_THROTTLED,
+	ST_NR,
+};
+
+/*
+ * Wait histogram: log-linear over nanoseconds. Values below 2^HIST_SUB_BITS
+ * get a bucket each; above, every power of two is cut into 2^HIST_SUB_BITS
+ * equal buckets, so a bucket is at most 1/16 = 6.25% wide relative to its
+ * lower bound. Waits of 2^HIST_MAX_EXP ns (~69 s) and more share the last one.
+ */
+#define HIST_SUB_BITS	4
+#define HIST_SUB	(1u << HIST_SUB_BITS)
+#define HIST_MAX_EXP	36
+#define HIST_BUCKETS	((HIST_MAX_EXP - HIST_SUB_BITS + 2) * HIST_SUB)
+
+/* floor(log2(v)) for v > 0, branch-light and verifier-friendly. */
+static inline unsigned int koord_log2(unsigned long long v)
+{
+	unsigned int r = 0, s;
+
+	s = (v > 0xFFFFFFFFULL) << 5; v >>= s; r |= s;
+	s = (v > 0xFFFF) << 4; v >>= s; r |= s;
+	s = (v > 0xFF) << 3; v >>= s; r |= s;
+	s = (v > 0xF) << 2; v >>= s; r |= s;
+	s = (v > 0x3) << 1; v >>= s; r |= s;
+	r |= (unsigned int)(v >> 1);
+	return r;
+}
+
+static inline unsigned int hist_bucket(unsigned long long ns)
+{
+	unsigned int e;
+
+	if (ns < HIST_SUB)
+		return (unsigned int)ns;
+	e = koord_log2(ns);
+	if (e > HIST_MAX_EXP)
+		return HIST_BUCKETS - 1;
+	return (e - HIST_SUB_BITS + 1) * HIST_SUB +
+	       (unsigned int)((ns >> (e - HIST_SUB_BITS)) & (HIST_SUB - 1));
+}
+
+/* Map keys. */
+struct cg_cpu_key {
+	unsigned long long cgid;	/* kernfs id of the container's cgroup */
+	unsigned int cpu;
+	unsigned int pad;
+};
+
+/*
+ * Per container and CPU: written only by that CPU under its run-queue lock
+ * (so plain adds are exact), except own_n/own_s which wakeups and migrations
+ * targeting the CPU update with atomic adds. User space sums over CPUs.
+ */
+struct cg_cpu_stats {
+	unsigned long long cpu_ns;	/* on-CPU time of the container's tasks */
+	unsigned long long wait_count;	/* waits that ended on this CPU */
+	unsigned long long wait_ns;	/* their total length */
+	unsigned long long wait_max;	/* the longest single wait */
+	/* the longest wait of each sampling epoch: slot epoch & 1 */
+	unsigned long long epoch_max[2];
+	unsigned long long epoch;	/* epoch of the last wait */
+	unsigned long long steal_ns[ST_NR]; /* wait split by who held the CPU */
+	unsigned long long inflicted_online_ns;
+	unsigned long long inflicted_all_ns;
+	/* tasks of this container waiting on this CPU, and their integral */
+	long long own_n;
+	long long own_s;
+};
+
+/*
+ * Per CPU. The clocks and the *_in integrals are written only by the CPU
+ * itself under its run-queue lock; n_* and s_* (tasks waiting on this CPU and
+ * minus the sum of their enqueue times) also by wakeups and migrations that
+ * target it, with atomic adds. Aligned so CPUs do not share cache lines.
+ */
+struct cpu_state {
+	unsigned long long last_switch;	/* 0 until the CPU's first switch is seen */
+	unsigned long long cur_cgid;	/* container running now, 0 for idle */
+	unsigned int cur_class;
+	unsigned int cur_pid;		/* tid running now, 0 for idle */
+	unsigned int class_gen;		/* cur_class is of this generation */
+	unsigned int pad;
+	unsigned long long clk[KC_NR];	/* run time per class of the running task */
+	long long n_all, s_all;		/* waiting tasks, all classes */
+	long long n_online, s_online;	/* waiting online tasks */
+	long long i_all_in, i_online_in, i_own_in; /* integrals at cur's switch-in */
+} __attribute__((aligned(64)));
+
+/* Per container: the wait histogram (atomic adds from any CPU). */
+struct cg_hist {
+	unsigned int buckets[HIST_BUCKETS];	/* wrap: user space differences mod 2^32 */
+};
+
+/* Collector-wide counters, one slot per CPU, summed by user space. */
+enum koord_counter {
+	CNT_STATS_FULL,		/* cg_cpu map full: an event was not accounted */
+	CNT_HIST_FULL,		/* hist map full */
+	CNT_TASK_FULL,		/* task state could not be created */
+	CNT_WAIT_UNSEEN_CPU,	/* wait began before the CPU's first switch */
+	CNT_WAIT_STALE,		/* wait dropped: the task was seen running */
+	CNT_SWITCH_MISSED,	/* a switch's prev was not the task last seen switched in */
+	CNT_EVENTS_DROPPED,	/* long-wait records not emitted (rate limit) */
+	CNT_EVENTS_RB_FULL,	/* long-wait records lost: ring buffer full */
+	CNT_NR,
+};
+
+/* One long wait of an online task (ring buffer record). */
+struct long_wait_event {
+	unsigned long long ts_ns;
+	unsigned long long wait_ns;
+	unsigned long long be_ns;	/* the part of the wait BE tasks held the CPU */
+	unsigned long long cgid;	/* victim's container */
+	unsigned long long culprit_cgid; /* container of the task that ran last */
+	unsigned int pid;
+	unsigned int culprit_pid;
+	unsigned int cpu;
+	unsigned int pad;
+	char comm[16];
+	char culprit_comm[16];
+};
+
+#endif /* KOORD_H */

@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Per-container scheduler accounting: on-CPU time, run-queue waits (count,
+ * sum, max, histogram), the split of every wait by who held the queue CPU
+ * (steal by class, self), and the online waiting each container inflicts.
+ *
+ * Every handler is O(1): per-CPU clocks per class are snapshotted when a wait
+ * opens and differenced when it closes; waiting tasks per CPU are kept as a
+ * count n and a sum s = -sum(enqueue times), so the waiting integral up to t
+ * is s + n * t and every update is a commutative atomic add.
+ */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "koord.h"
+#include "core_fixes.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by the loader before load. */
+const volatile bool cgroup_v2 = false;
+const volatile bool use_task_storage = true;
+const volatile int cpu_hierarchy_id = 0;	/* 0 on v2 */
+const volatile __u32 nr_cpus = 1;
+
+/* Bumped by the loader after it changes cg_class, to refresh cached classes. */
+__u32 class_gen;
+/* Bumped by user space at each sample: waits' maxima are kept per epoch. */
+__u64 epoch;
+
+/* What the collector keeps per task (not shared with user space). */
+struct task_state {
+	__u64 wait_start;	/* 0: no open wait */
+	__u64 cgid;		/* cached container id ... */
+	__u64 cset;		/* ... read from this css_set */
+	__u32 class_gen;	/* class cached at this generation */
+	__u32 qcpu;		/* CPU the open wait is queued on */
+	__u8 class;
+	__u8 qclass;		/* class counted at enqueue */
+	__u64 snap_self;	/* own run time on qcpu at enqueue */
+	__u64 snap[KC_NR];	/* qcpu's class clocks at enqueue */
+};
+
+/*
+ * Task state: task-local storage (5.11+), or a hash by tid where it is missing
+ * or with raw tracepoints (which give no BTF pointer); the loader switches
+ * the map type and use_task_storage together.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_state);
+} tasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* the loader sets the number of CPUs */
+	__type(key, __u32);
+	__type(value, struct cpu_state);
+} cpus SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);	/* the loader sizes it */
+	__type(key, struct cg_cpu_key);
+	__type(value, struct cg_cpu_stats);
+} cg_cpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, struct cg_hist);
+} cg_hist SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, __u32);
+} cg_class SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CNT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &which);
+
+	if (c)
+		(*c)++;
+}
+
+static __always_inline struct task_state *task_state(struct task_struct *p, bool create)
+{
+	static const struct task_state zero;
+	struct task_state *ts;
+	__u32 tid;
+
+	if (use_task_storage) {
+		ts = bpf_task_storage_get(&tasks, p, NULL,
+					  create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+		if (!ts && create)
+			count(CNT_TASK_FULL);
+		return ts;
+	}
+	tid = BPF_CORE_READ(p, pid);
+	ts = bpf_map_lookup_elem(&tasks, &tid);
+	if (ts || !create)
+		return ts;
+	bpf_map_update_elem(&tasks, &tid, &zero, BPF_NOEXIST);
+	ts = bpf_map_lookup_elem(&tasks, &tid);
+	if (!ts)
+		count(CNT_TASK_FULL);
+	return ts;
+}
+
+static __always_inline struct cg_cpu_stats *cg_cpu_stats(__u64 cgid, __u32 cpu)
+{
+	static const struct cg_cpu_stats zero;
+	struct cg_cpu_key key = { .cgid = cgid, .cpu = cpu };
+	struct cg_cpu_stats *st;
+
+	st = bpf_map_lookup_elem(&cg_cpu, &key);
+	if (st)
+		return st;
+	bpf_map_update_elem(&cg_cpu, &key, &zero, BPF_NOEXIST);
+	st = bpf_map_lookup_elem(&cg_cpu, &key);
+	if (!st)
+		count(CNT_STATS_FULL);
+	return st;
+}
+
+static __always_inline struct cpu_state *cpu_state(__u32 cpu)
+{
+	return bpf_map_lookup_elem(&cpus, &cpu);
+}
+
+/* Container and class of @p, re-read only when its css_set or the classes changed. */
+static __always_inline void refresh_identity(struct task_struct *p, struct task_state *ts)
+{
+	__u64 cset = (__u64)BPF_CORE_READ(p, cgroups);
+	bool moved = cset != ts->cset;
+	__u32 *cls;
+
+	if (moved) {
+		ts->cset = cset;
+		ts->cgid = task_cgroup_id(p, cgroup_v2);
+	}
+	if (moved || ts->class_gen != class_gen) {
+		cls = bpf_map_lookup_elem(&cg_class, &ts->cgid);
+		ts->class = cls && *cls < KC_IDLE ? *cls : KC_UNCLASSIFIED;
+		ts->class_gen = class_gen;
+	}
+}
+
+/* The CPU's clock of @k's run time, including the task running now. */
+static __always_inline __u64 clock_now(const struct cpu_state *cs, __u32 k, __u64 now)
+{
+	return cs->clk[k] + (k == cs->cur_class ? now - cs->last_switch : 0);
+}
+
+static __always_inline __u64 self_now(const struct cpu_state *cs,
+				      const struct cg_cpu_stats *st, __u64 cgid, __u64 now)
+{
+	return st->cpu_ns + (cs->cur_cgid == cgid ? now - cs->last_switch : 0);
+}
+
+/* The task starts waiting on @cpu's queue: snapshot clocks, count it. */
+static __always_inline bool queue_add(struct task_state *ts, struct cpu_state *cs,
+				      __u32 cpu, __u64 now)
+{
+	struct cg_cpu_stats *st = cg_cpu_stats(ts->cgid, cpu);
+	__u32 k;
+
+	if (!st)
+		return false;
+	for (k = 0; k < KC_NR; k++)
+		ts->snap[k] = clock_now(cs, k, now);
+	ts->snap_self = self_now(cs, st, ts->cgid, now);
+	ts->qcpu = cpu;
+	ts->qclass = ts->class;
+	__sync_fetch_and_add(&cs->n_all, 1);
+	__sync_fetch_and_add(&cs->s_all, -(__s64)now);
+	if (KC_IS_ONLINE(ts->qclass)) {
+		__sync_fetch_and_add(&cs->n_online, 1);
+		__sync_fetch_and_add(&cs->s_online, -(__s64)now);
+	}
+	__sync_fetch_and_add(&st->own_n, 1);
+	__sync_fetch_and_add(&st->own_s, -(__s64)now);
+	return true;
+}
+
+/*
+ * The task leaves the queue of ts->qcpu (it runs, or migrates): uncount it
+ * and charge who held that CPU meanwhile to the container's steal split.
+ */
+static __always_inline void queue_remove(struct task_state *ts, __u64 now)
+{
+	struct cpu_state *cs = cpu_state(ts->qcpu);
+	struct cg_cpu_stats *st;
+	__u64 d, self;
+	__u32 k;
+
+	if (!cs)
+		return;
+	__sync_fetch_and_add(&cs->n_all, -1);
+	__sync_fetch_and_add(&cs->s_all, now);
+	if (KC_IS_ONLINE(ts->qclass)) {
+		__sync_fetch_and_add(&cs->n_online, -1);
+		__sync_fetch_and_add(&cs->s_online, now);
+	}
+	st = cg_cpu_stats(ts->cgid, ts->qcpu);
+	if (!st)
+		return;
+	__sync_fetch_and_add(&st->own_n, -1);
+	__sync_fetch_and_add(&st->own_s, now);
+
+	self = self_now(cs, st, ts->cgid, now) - ts->snap_self;
+	for (k = 0; k < KC_NR; k++) {
+		d = clock_now(cs, k, now) - ts->snap[k];
+		if (k == ts->qclass)
+			d = d > self ? d - self : 0;
+		st->steal_ns[k] += d;
+	}
+	st->steal_ns[ST_SELF] += self;
+}
+
+static __always_inline void wait_open(struct task_state *ts, __u32 cpu, __u64 now)
+{
+	struct cpu_state *cs = cpu_state(cpu);
+
+	/* Before the CPU's first switch its clocks mean nothing. */
+	if (!cs || !cs->last_switch) {
+		count(CNT_WAIT_UNSEEN_CPU);
+		return;
+	}
+	if (queue_add(ts, cs, cpu, now))
+		ts->wait_start = now;
+}
+
+static __always_inline void wait_close(struct task_state *ts, __u32 cpu, __u64 now)
+{
+	struct cg_cpu_stats *st;
+	struct cg_hist *h;
+	__u64 wait = now - ts->wait_start, e;
+	__u32 b;
+
+	queue_remove(ts, now);
+	ts->wait_start = 0;
+	st = cg_cpu_stats(ts->cgid, cpu);
+	if (!st)
+		return;
+	st->wait_count++;
+	st->wait_ns += wait;
+	if (wait > st->wait_max)
+		st->wait_max = wait;
+	e = epoch;
+	if (st->epoch != e) {
+		st->epoch = e;
+		st->epoch_max[e & 1] = 0;
+	}
+	if (wait > st->epoch_max[e & 1])
+		st->epoch_max[e & 1] = wait;
+	h = bpf_map_lookup_elem(&cg_hist, &ts->cgid);
+	if (!h) {
+		static const struct cg_hist zero;
+
+		bpf_map_update_elem(&cg_hist, &ts->cgid, &zero, BPF_NOEXIST);
+		h = bpf_map_lookup_elem(&cg_hist, &ts->cgid);
+		if (!h) {
+			count(CNT_HIST_FULL);
+			return;
+		}
+	}
+	b = hist_bucket(wait);
+	/* Keep clang from folding the bound check into hist_bucket()'s branches. */
+	asm volatile("" : "+r"(b));
+	if (b < HIST_BUCKETS)
+		__sync_fetch_and_add(&h->buckets[b], 1);
+}
+
+static __always_inline int on_wakeup(struct task_struct *p)
+{
+	struct task_state *ts;
+
+	/* ttwu also reports tasks still running or already queued. */
+	if (BPF_CORE_READ(p, on_cpu))
+		return 0;
+	ts = task_state(p, true);
+	if (!ts || ts->wait_start)
+		return 0;
+	refresh_identity(p, ts);
+	wait_open(ts, task_cpu(p), bpf_ktime_get_ns());
+	return 0;
+}
+
+/*
+ * The interval since the CPU's last switch is charged to what the CPU state
+ * says ran, not to prev: a switch event can be missed, and charging by state
+ * keeps the clocks, cpu_ns and every snapshot consistent with each other.
+ */
+static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 now)
+{
+	__u64 delta = now - cs->last_switch;
+	struct cg_cpu_stats *st;
+	__s64 i_all, i_online, i_own;
+	__u32 *cls;
+
+	/* Classes were republished while this task ran: charge the new one. */
+	if (cs->cur_cgid && cs->class_gen != class_gen) {
+		cls = bpf_map_lookup_elem(&cg_class, &cs->cur_cgid);
+		cs->cur_class = cls && *cls < KC_IDLE ? *cls : KC_UNCLASSIFIED;
+		cs->class_gen = class_gen;
+	}
+	if (cs->cur_class < KC_NR)
+		cs->clk[cs->cur_class] += delta;
+	if (!cs->cur_cgid)
+		return;
+	st = cg_cpu_stats(cs->cur_cgid, cpu);
+	if (!st)
+		return;
+	st->cpu_ns += delta;
+	/* Waiting integrals over the run, less the container's own waiters. */
+	i_all = cs->s_all + cs->n_all * (__s64)now - cs->i_all_in;
+	i_online = cs->s_online + cs->n_online * (__s64)now - cs->i_online_in;
+	i_own = st->own_s + st->own_n * (__s64)now - cs->i_own_in;
+	st->inflicted_all_ns += i_all - i_own;
+	st->inflicted_online_ns += i_online - (KC_IS_ONLINE(cs->cur_class) ? i_own : 0);
+}
+
+static __always_inline int on_switch(bool preempt, struct task_struct *prev,
+				     struct task_struct *next)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cpu_state *cs = cpu_state(cpu);
+	__u32 prev_pid = BPF_CORE_READ(prev, pid), next_pid = BPF_CORE_READ(next, pid);
+	__u64 now = bpf_ktime_get_ns();
+	struct task_state *pts = NULL, *nts = NULL;
+	struct cg_cpu_stats *st;
+
+	if (!cs)
+		return 0;
+	if (cs->last_switch) {
+		if (prev_pid != cs->cur_pid)
+			count(CNT_SWITCH_MISSED);
+		charge_run(cs, cpu, now);
+	}
+	cs->last_switch = now;
+
+	if (prev_pid) {
+		pts = task_state(prev, true);
+		if (pts && pts->wait_start) {	/* a wait opened while it ran */
+			queue_remove(pts, now);
+			pts->wait_start = 0;
+			count(CNT_WAIT_STALE);
+		}
+	}
+
+	/* next takes the CPU; its wait, if any, ends. */
+	cs->cur_pid = next_pid;
+	cs->cur_class = KC_IDLE;
+	cs->cur_cgid = 0;
+	if (next_pid) {
+		nts = task_state(next, true);
+		cs->cur_class = KC_UNCLASSIFIED;
+		if (nts) {
+			if (nts->wait_start)
+				wait_close(nts, cpu, now);
+			refresh_identity(next, nts);
+			cs->cur_class = nts->class;
+			cs->cur_cgid = nts->cgid;
+			cs->class_gen = nts->class_gen;
+		}
+	}
+
+	/* prev is still runnable (preempted or yielded): it waits from now on. */
+	if (pts && (preempt || task_state_word(prev) == 0)) {
+		refresh_identity(prev, pts);
+		wait_open(pts, cpu, now);
+	}
+
+	/* Waiting integrals as next starts, to difference when it stops. */
+	cs->i_all_in = cs->s_all + cs->n_all * (__s64)now;
+	cs->i_online_in = cs->s_online + cs->n_online * (__s64)now;
+	cs->i_own_in = 0;
+	if (cs->cur_cgid) {
+		st = cg_cpu_stats(cs->cur_cgid, cpu);
+		if (st)
+			cs->i_own_in = st->own_s + st->own_n * (__s64)now;
+	}
+	return 0;
+}
+
+static __always_inline int on_migrate(struct task_struct *p, __u32 dest)
+{
+	struct task_state *ts = task_state(p, false);
+	struct cpu_state *cs;
+	__u64 now;
+
+	/* Only a waiting task moves its wait; a waking one is handled at wakeup. */
+	if (!ts || !ts->wait_start || ts->qcpu == dest)
+		return 0;
+	now = bpf_ktime_get_ns();
+	queue_remove(ts, now);
+	cs = cpu_state(dest);
+	if (!cs || !cs->last_switch || !queue_add(ts, cs, dest, now)) {
+		ts->wait_start = 0;
+		count(CNT_WAIT_UNSEEN_CPU);
+	}
+	return 0;
+}
+
+/* Hash-mode task state must go with the task. */
+static __always_inline int on_exit(struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct task_state *ts = bpf_map_lookup_elem(&tasks, &tid);
+
+	if (use_task_storage || !ts)
+		return 0;
+	if (ts->wait_start)
+		queue_remove(ts, bpf_ktime_get_ns());
+	bpf_map_delete_elem(&tasks, &tid);
+	return 0;
+}
+
+/* A removed container's entries go with it (the cpu hierarchy's only: ids repeat across v1 hierarchies). */
+static __always_inline int on_cgroup_rmdir(struct cgroup *cgrp)
+{
+	struct cg_cpu_key key = {};
+	__u32 cpu;
+
+	if (BPF_CORE_READ(cgrp, root, hierarchy_id) != cpu_hierarchy_id)
+		return 0;
+	key.cgid = BPF_CORE_READ(cgrp, kn, id);
+	for (cpu = 0; cpu < nr_cpus && cpu < KOORD_MAX_CPUS; cpu++) {
+		key.cpu = cpu;
+		bpf_map_delete_elem(&cg_cpu, &key);
+	}
+	bpf_map_delete_elem(&cg_hist, &key.cgid);
+	bpf_map_delete_elem(&cg_class, &key.cgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(tp_wakeup, struct task_struct *p) { return on_wakeup(p); }
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(tp_wakeup_new, struct task_struct *p) { return on_wakeup(p); }
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tp_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{ return on_switch(preempt, prev, next); }
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(tp_migrate, struct task_struct *p, int dest) { return on_migrate(p, dest); }
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(tp_free, struct task_struct *p) { return on_exit(p); }
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(tp_rmdir, struct cgroup *cgrp) { return on_cgroup_rmdir(cgrp); }
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(raw_wakeup, struct task_struct *p) { return on_wakeup(p); }
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(raw_wakeup_new, struct task_struct *p) { return on_wakeup(p); }
+SEC("raw_tp/sched_switch")
+int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{ return on_switch(preempt, prev, next); }
+SEC("raw_tp/sched_migrate_task")
+int BPF_PROG(raw_migrate, struct task_struct *p, int dest) { return on_migrate(p, dest); }
+SEC("raw_tp/sched_process_free")
+int BPF_PROG(raw_free, struct task_struct *p) { return on_exit(p); }
+SEC("raw_tp/cgroup_rmdir")
+int BPF_PROG(raw_rmdir, struct cgroup *cgrp) { return on_cgroup_rmdir(cgrp); }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install the Debian packages koord-bpf needs to build, test and demo; only the missing ones.
+set -euo pipefail
+
+pkgs=(
+	make gcc clang llvm pkg-config  # build
+	libbpf-dev bpftool libelf-dev zlib1g-dev	# libbpf and skeletons
+	libjson-c-dev libmicrohttpd-dev libncurses-dev	# JSON, HTTP, koord-top
+	libcmocka-dev			  # unit tests
+	stress-ng rt-tests trace-cmd tmux procps python3  # workloads, references, test checks
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps.sh: missing packages: ${missing[*]}; run as root (sudo make ...) to install them" >&2
+	exit 1
+fi
+echo "deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

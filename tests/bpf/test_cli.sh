@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# koord-interference from the outside: clear errors with exit 1, valid JSON,
+# and nothing left attached after it exits, also on Ctrl-C.
+set -u
+cd "$(dirname "$0")/../.."
+bin=build/koord-interference
+pass=0 fail=0
+check() { # check DESCRIPTION COMMAND...
+	local d=$1; shift
+	if "$@"; then echo "ok - $d"; pass=$((pass + 1)); else echo "not ok - $d"; fail=$((fail + 1)); fi
+}
+if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root"; exit 77; fi
+
+errors_with() { # errors_with PATTERN ARGS...: exit 1 and PATTERN on stderr
+	local pat=$1 out rc; shift
+	out=$("$@" 2>&1 >/dev/null); rc=$?
+	[ "$rc" -eq 1 ] && grep -q -- "$pat" <<<"$out" || { echo "  got rc=$rc: $out"; return 1; }
+}
+detached() { ! bpftool prog show 2>/dev/null | grep -qE 'name (tp|raw)_(switch|wakeup)'; }
+
+check "not root is refused" errors_with "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups $bin -d 1
+check "bad duration" errors_with 'bad duration "abc"' $bin -d abc
+check "zero duration" errors_with 'bad duration "0"' $bin -d 0
+check "bad --class rule" errors_with 'unknown QoS "FOO"' $bin -d 1 --class '/x*=FOO'
+check "--class without =" errors_with 'bad --class rule' $bin -d 1 --class nothing
+check "unknown cgroup root" errors_with '/nonexistent' $bin -d 1 --cgroup-root /nonexistent
+check "a cgroup root that is no cgroup" errors_with '/tmp' $bin -d 1 --cgroup-root /tmp
+check "nothing attached before" detached
+
+json=$($bin -d 1 --json 2>/dev/null)
+check "--json is valid and has the schema's fields" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+c = d["containers"]
+assert c, "no containers"
+for x in c:
+    for k in ("cgroup", "id", "qos", "pod_uid", "container_id", "cpu_ns", "runq", "steal_ns", "inflicted_ns", "counters"):
+        assert k in x, k
+    assert x["cgroup"].startswith("/")
+    for k in ("count", "p50_us", "p99_us", "max_us", "wait_ns"):
+        assert k in x["runq"], k
+    assert x["runq"]["p50_us"] <= x["runq"]["p99_us"] <= x["runq"]["max_us"] + 1e-9
+' "$json"
+check "nothing attached after a normal exit" detached
+
+$bin -d 60 >/tmp/koord-cli-$$.out 2>&1 &
+pid=$!
+sleep 2
+kill -INT $pid
+start=$(date +%s)
+wait $pid; rc=$?
+check "Ctrl-C ends a long watch promptly with a report" \
+	bash -c "[ $rc -eq 0 ] && [ \$(( \$(date +%s) - $start )) -le 3 ] && grep -q '^QOS' /tmp/koord-cli-$$.out"
+check "nothing attached after Ctrl-C" detached
+rm -f /tmp/koord-cli-$$.out
+echo "test_cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include "testlib.h"
+
+static unsigned int passed, failed;
+static char base_rel[64], base_abs[PATH_MAX + 64];
+static pid_t children[64];
+static size_t nchildren;
+static char ft_dir[256];
+static bool ft_mounted;
+
+bool check(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %u - ", cond ? "ok" : "not ok", passed + failed + 1);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	cond ? passed++ : failed++;
+	return cond;
+}
+
+int test_summary(const char *name)
+{
+	printf("%s: %u passed, %u failed\n", name, passed, failed);
+	return failed ? 1 : 0;
+}
+
+static void on_signal(int sig)
+{
+	exit(128 + sig);
+}
+
+void require_bpf_env(struct cpu_hierarchy *h)
+{
+	const char *why = NULL;
+
+	if (geteuid() != 0)
+		why = "not root";
+	else if (access("/sys/kernel/btf/vmlinux", R_OK))
+		why = "kernel has no BTF";
+	else if (cpu_hierarchy_find(NULL, h))
+		why = "no cgroup hierarchy carries the cpu controller";
+	if (why) {
+		printf("SKIP: BPF tests need root, BTF and a cpu cgroup hierarchy: %s\n", why);
+		exit(77);
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	atexit(test_cgroup_cleanup);
+}
+
+const char *test_cgroup_base(const struct cpu_hierarchy *h)
+{
+	if (!base_rel[0]) {
+		snprintf(base_rel, sizeof(base_rel), "/koord-test-%d", getpid());
+		snprintf(base_abs, sizeof(base_abs), "%s%s", h->root, base_rel);
+	}
+	return base_rel;
+}
+
+char *test_cgroup_make(const struct cpu_hierarchy *h, const char *rel)
+{
+	char path[PATH_MAX + 256], *p, *out;
+	size_t skip;
+
+	test_cgroup_base(h);
+	snprintf(path, sizeof(path), "%s/%s", base_abs, rel);
+	skip = strlen(h->root) + 1;
+	for (p = path + skip; ; p++) {
+		if (*p != '/' && *p)
+			continue;
+		char c = *p;
+
+		*p = '\0';
+		if (mkdir(path, 0755) && errno != EEXIST) {
+			fprintf(stderr, "mkdir %s: %s\n", path, strerror(errno));
+			return NULL;
+		}
+		/* On v2, let the cpu controller reach the children. */
+		if (h->version == 2 && c) {
+			char f[PATH_MAX + 300];
+			int fd;
+
+			snprintf(f, sizeof(f), "%s/cgroup.subtree_control", path);
+			fd = open(f, O_WRONLY);
+			/* Failing here (processes in an inner node) is fine. */
+			if (fd >= 0) {
+				ssize_t r = write(fd, "+cpu", 4);
+
+				(void)r;
+				close(fd);
+			}
+		}
+		*p = c;
+		if (!c)
+			break;
+	}
+	if (asprintf(&out, "%s/%s", base_rel, rel) < 0)
+		return NULL;
+	return out;
+}
+
+static void cgroup_file(const struct cpu_hierarchy *h, const char *rel, const char *file,
+			char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s/%s", h->root, rel, file);
+}
+
+int cgroup_write(const struct cpu_hierarchy *h, const char *rel, const char *file, const char *val)
+{
+	char path[PATH_MAX + 512];
+	int fd, err = 0;
+
+	cgroup_file(h, rel, file, path, sizeof(path));
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int cgroup_read(const struct cpu_hierarchy *h, const char *rel, const char *file, char *buf, size_t len)
+{
+	char path[PATH_MAX + 512];
+	ssize_t n;
+	int fd;
+
+	cgroup_file(h, rel, file, path, sizeof(path));
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+__u64 cgroup_id(const struct cpu_hierarchy *h, const char *rel)
+{
+	char path[PATH_MAX + 512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s%s", h->root, rel);
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+static void kill_all(void)
+{
+	size_t i;
+
+	for (i = 0; i < nchildren; i++) {
+		if (children[i] > 0) {
+			kill(children[i], SIGKILL);
+			waitpid(children[i], NULL, 0);
+			children[i] = 0;
+		}
+	}
+}
+
+/* Remove a tree bottom-up (cgroup directories hold only pseudo-files). */
+static void rmdir_tree(const char *path)
+{
+	char sub[PATH_MAX + 512];
+	struct dirent *de;
+	DIR *d = opendir(path);
+
+	if (d) {
+		while ((de = readdir(d))) {
+			if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+			rmdir_tree(sub);
+		}
+		closedir(d);
+	}
+	rmdir(path);
+}
+
+static int ft_write(const char *file, const char *val);
+
+void test_cgroup_cleanup(void)
+{
+	kill_all();
+	if (ft_dir[0]) {
+		ft_write("tracing_on", "0");
+		rmdir(ft_dir);
+		ft_dir[0] = '\0';
+	}
+	if (ft_mounted) {
+		umount("/sys/kernel/tracing");
+		ft_mounted = false;
+	}
+	if (base_abs[0]) {
+		rmdir_tree(base_abs);
+		base_abs[0] = '\0';
+	}
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+pid_t spawn(const struct cpu_hierarchy *h, const char *rel, int cpu, enum workload wl,
+	    unsigned int period_us)
+{
+	int ready[2];
+	char c = 0;
+	pid_t pid;
+
+	if (nchildren == sizeof(children) / sizeof(children[0]) || pipe(ready))
+		return -1;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		struct timespec ts = { 0, (long)period_us * 1000 };
+		volatile unsigned long spin = 0;
+
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		close(ready[0]);
+		c = cgroup_write(h, rel, "cgroup.procs", "0") ? 1 : 0;
+		pin(cpu);
+		if (write(ready[1], &c, 1) != 1 || c)
+			_exit(1);
+		close(ready[1]);
+		if (wl == WL_HOG)
+			for (;;)
+				spin++;
+		for (;;)
+			nanosleep(&ts, NULL);
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1 || c) {
+		close(ready[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	close(ready[0]);
+	children[nchildren++] = pid;
+	return pid;
+}
+
+void stop(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < nchildren; i++) {
+		if (children[i] == pid) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			children[i] = 0;
+		}
+	}
+}
+
+__u64 task_runtime_ns(pid_t pid)
+{
+	unsigned long long ns = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
+__u64 now_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int ft_write(const char *file, const char *val)
+{
+	char path[512];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", ft_dir, file);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int ftrace_start(pid_t pid)
+{
+	static const char *const events[] = { "sched_wakeup", "sched_wakeup_new", "sched_switch" };
+	char buf[128], file[128];
+	size_t i;
+	int err;
+
+	if (access("/sys/kernel/tracing/instances", F_OK)) {
+		if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL))
+			return -errno;
+		ft_mounted = true;
+	}
+	snprintf(ft_dir, sizeof(ft_dir), "/sys/kernel/tracing/instances/koord-test-%d", getpid());
+	if (mkdir(ft_dir, 0755) && errno != EEXIST)
+		return -errno;
+	err = ft_write("trace_clock", "mono") ?: ft_write("buffer_size_kb", "8192");
+	for (i = 0; !err && i < 3; i++) {
+		if (i < 2)
+			snprintf(buf, sizeof(buf), "pid == %d", pid);
+		else
+			snprintf(buf, sizeof(buf), "prev_pid == %d || next_pid == %d", pid, pid);
+		snprintf(file, sizeof(file), "events/sched/%s/filter", events[i]);
+		err = ft_write(file, buf);
+		snprintf(file, sizeof(file), "events/sched/%s/enable", events[i]);
+		err = err ?: ft_write(file, "1");
+	}
+	return err ?: ft_write("tracing_on", "1");
+}
+
+static __u64 parse_ts(const char *line, const char *ev)
+{
+	const char *p = strstr(line, ev), *q;
+	unsigned long sec, usec;
+
+	/* "... [000] d..2.  1234.567890: sched_switch: ..." */
+	if (!p || p - line < 3)
+		return 0;
+	for (q = p - 2; q > line && q[-1] != ' '; q--)
+		;
+	if (sscanf(q, "%lu.%lu:", &sec, &usec) != 2)
+		return 0;
+	return (__u64)sec * 1000000000ull + (__u64)usec * 1000;
+}
+
+static long field(const char *line, const char *key)
+{
+	const char *p = strstr(line, key);
+
+	return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+static int push(struct ftrace_waits *w, size_t *cap, __u64 end, __u64 len)
+{
+	if (w->n == *cap) {
+		size_t c = *cap ? *cap * 2 : 1024;
+		__u64 *e = realloc(w->end_ns, c * sizeof(*e)), *l;
+
+		if (!e)
+			return -ENOMEM;
+		w->end_ns = e;
+		l = realloc(w->len_ns, c * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		w->len_ns = l;
+		*cap = c;
+	}
+	w->end_ns[w->n] = end;
+	w->len_ns[w->n++] = len;
+	return 0;
+}
+
+/*
+ * Same definition as the collector: a wait opens at a wakeup of a task not
+ * running, or when it is switched out runnable; it ends when it runs.
+ */
+int ftrace_stop(pid_t pid, struct ftrace_waits *w)
+{
+	char path[512], *line = NULL;
+	__u64 ts, start = 0;
+	bool running = false;
+	size_t cap = 0, len = 0;
+	FILE *f;
+	int err = 0;
+
+	memset(w, 0, sizeof(*w));
+	ft_write("tracing_on", "0");
+	snprintf(path, sizeof(path), "%s/trace", ft_dir);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!err && getline(&line, &len, f) > 0) {
+		if (line[0] == '#')
+			continue;
+		if ((ts = parse_ts(line, " sched_switch: "))) {
+			char *arrow = strstr(line, "==>");
+
+			if (!arrow)
+				continue;
+			if (field(line, " prev_pid=") == pid) {
+				char *st = strstr(line, " prev_state=");
+
+				running = false;
+				start = st && st[12] == 'R' ? ts : 0;
+			}
+			if (field(arrow, " next_pid=") == pid) {
+				if (start)
+					err = push(w, &cap, ts, ts - start);
+				start = 0;
+				running = true;
+			}
+		} else if ((ts = parse_ts(line, " sched_wakeup")) && field(line, " pid=") == pid) {
+			if (!running && !start)
+				start = ts;
+		}
+	}
+	free(line);
+	fclose(f);
+	rmdir(ft_dir);
+	ft_dir[0] = '\0';
+	return err;
+}
+
+size_t ftrace_count(const struct ftrace_waits *w, __u64 from_ns, __u64 to_ns)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < w->n; i++)
+		n += w->end_ns[i] >= from_ns && w->end_ns[i] <= to_ns;
+	return n;
+}
+
+void ftrace_waits_free(struct ftrace_waits *w)
+{
+	free(w->end_ns);
+	free(w->len_ns);
+	memset(w, 0, sizeof(*w));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+__u64 quantile(__u64 *v, size_t n, double q)
+{
+	size_t rank;
+
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	rank = (size_t)(q * n + 0.999999);
+	if (rank < 1)
+		rank = 1;
+	return v[rank > n ? n - 1 : rank - 1];
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Helpers for the BPF tests on real cgroups: result reporting, cgroups made
+ * and removed under the cpu hierarchy, pinned workloads, and an independent
+ * reading of the same scheduler events through a tracefs instance.
+ */
+#ifndef KOORD_TESTLIB_H
+#define KOORD_TESTLIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "cgroup.h"
+
+/* Record one assertion; prints "ok"/"not ok" with the message. */
+bool check(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print "N passed, M failed" and return the exit code. */
+int test_summary(const char *name);
+/* Exit loudly (code 77) when root, BTF or the cpu hierarchy are truly missing. */
+void require_bpf_env(struct cpu_hierarchy *h);
+
+/* The test's own cgroup tree: <root>/koord-test-<pid>/..., removed at exit. */
+const char *test_cgroup_base(const struct cpu_hierarchy *h);
+/* mkdir -p of @rel below the test base; returns the path relative to the hierarchy root. */
+char *test_cgroup_make(const struct cpu_hierarchy *h, const char *rel);
+/* Write a value to a cgroup file (@rel below the hierarchy root). */
+int cgroup_write(const struct cpu_hierarchy *h, const char *rel, const char *file, const char *val);
+int cgroup_read(const struct cpu_hierarchy *h, const char *rel, const char *file, char *buf, size_t len);
+/* Inode (= BPF cgroup id) of @rel. */
+__u64 cgroup_id(const struct cpu_hierarchy *h, const char *rel);
+/* Remove the test tree (kills what still runs there first). */
+void test_cgroup_cleanup(void);
+
+enum workload { WL_HOG, WL_PROBE };
+/*
+ * Fork a process pinned to @cpu inside cgroup @rel: a CPU hog, or a probe
+ * that sleeps @period_us and wakes in a loop. Killed at exit.
+ */
+pid_t spawn(const struct cpu_hierarchy *h, const char *rel, int cpu, enum workload wl,
+	    unsigned int period_us);
+void stop(pid_t pid);
+/* On-CPU time of a task from /proc/PID/schedstat. */
+__u64 task_runtime_ns(pid_t pid);
+__u64 now_mono_ns(void);
+void sleep_ms(unsigned int ms);
+
+/* Waits of one task read with ftrace (CLOCK_MONOTONIC timestamps, in ns). */
+struct ftrace_waits {
+	__u64 *end_ns;		/* when the wait ended (switch-in) */
+	__u64 *len_ns;
+	size_t n;
+};
+int ftrace_start(pid_t pid);
+/* Stop and collect the waits of @pid (in the order they ended). */
+int ftrace_stop(pid_t pid, struct ftrace_waits *w);
+/* How many of @w's waits ended in [from_ns, to_ns]. */
+size_t ftrace_count(const struct ftrace_waits *w, __u64 from_ns, __u64 to_ns);
+void ftrace_waits_free(struct ftrace_waits *w);
+
+/* Sort and take the q-quantile of @n values (nearest rank). */
+__u64 quantile(__u64 *v, size_t n, double q);
+
+#endif

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Histogram bucketing and percentiles, and window differencing. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "hist.h"
+#include "window.h"
+
+static void bucket_of_known_values(void **state)
+{
+	assert_int_equal(hist_bucket(0), 0);
+	assert_int_equal(hist_bucket(15), 15);
+	assert_int_equal(hist_bucket(16), 16);		/* first log-linear bucket */
+	assert_int_equal(hist_bucket(31), 31);
+	assert_int_equal(hist_bucket(32), 32);		/* 2^5: width 2 from here */
+	assert_int_equal(hist_bucket(33), 32);
+	assert_int_equal(hist_bucket(1000), 6 * 16 + 15);	/* 2^9 + 15*32 = 992 */
+	assert_int_equal(hist_bucket(1ull << 36), HIST_BUCKETS - 16);
+	assert_int_equal(hist_bucket(~0ull), HIST_BUCKETS - 1);
+}
+
+/* Every value falls inside its bucket's bounds, and buckets are at most 6.25% wide. */
+static void bounds_contain_values(void **state)
+{
+	unsigned long long v;
+	unsigned int b;
+
+	for (v = 0; v < (1ull << 37); v = v < 4096 ? v + 1 : v + v / 1000 + 7) {
+		b = hist_bucket(v);
+		assert_true(b < HIST_BUCKETS);
+		assert_true(hist_lower(b) <= v);
+		if (b < HIST_BUCKETS - 1)
+			assert_true(v < hist_upper(b));
+	}
+	for (b = HIST_SUB; b < HIST_BUCKETS - 1; b++) {
+		assert_true(hist_upper(b) > hist_lower(b));
+		assert_true((hist_upper(b) - hist_lower(b)) * 16 <= hist_lower(b));
+		assert_int_equal(hist_bucket(hist_lower(b)), b);
+		assert_int_equal(hist_bucket(hist_upper(b) - 1), b);
+	}
+}
+
+static void quantiles_exact_and_midpoint(void **state)
+{
+	static __u32 h[HIST_BUCKETS];
+
+	memset(h, 0, sizeof(h));
+	assert_int_equal(hist_quantile(h, 0, 0.99, 0), 0);
+	/* 100 values: 90 of 5 ns, 10 of ~1000 ns. */
+	h[5] = 90;
+	h[hist_bucket(1000)] = 10;
+	assert_int_equal(hist_quantile(h, 100, 0.50, 0), 5);
+	assert_int_equal(hist_quantile(h, 100, 0.90, 0), 5);
+	/* rank 91 and up: the midpoint of [992, 1024) */
+	assert_int_equal(hist_quantile(h, 100, 0.91, 0), 1008);
+	assert_int_equal(hist_quantile(h, 100, 0.99, 0), 1008);
+	/* never above the exact max */
+	assert_int_equal(hist_quantile(h, 100, 0.99, 1000), 1000);
+}
+
+/* The midpoint estimate is within 3.2% of any value in the bucket. */
+static void quantile_relative_error(void **state)
+{
+	static __u32 h[HIST_BUCKETS];
+	unsigned long long v;
+	double est;
+
+	for (v = 100; v < 10000000000ull; v = v * 11 / 10 + 1) {
+		memset(h, 0, sizeof(h));
+		h[hist_bucket(v)] = 1;
+		est = (double)hist_quantile(h, 1, 0.5, 0);
+		assert_true(est / v < 1.032 && est / v > 0.968);
+	}
+}
+
+static void add(struct sample *s, __u64 id, __u64 cpu, __u64 waits, __u64 wait_ns,
+		unsigned long long each)
+{
+	struct cg_sample *c = sample_add(s, id);
+
+	c->s.cpu_ns = cpu;
+	c->s.wait_count = waits;
+	c->s.wait_ns = wait_ns;
+	c->s.steal_ns[KC_BE] = wait_ns / 2;
+	c->hist[hist_bucket(each)] = waits;
+	c->epoch_max = each;
+}
+
+static void window_differences(void **state)
+{
+	struct sample a = {}, b = {};
+	struct window w;
+	const struct cg_window *cw;
+
+	a.mono_ns = 1000;
+	b.mono_ns = 3000;
+	a.counters[CNT_STATS_FULL] = 2;
+	b.counters[CNT_STATS_FULL] = 5;
+	add(&a, 7, 100, 10, 1000, 100);
+	add(&a, 9, 50, 1, 1, 1);		/* gone by b */
+	add(&b, 3, 30, 3, 300, 100);		/* new in b */
+	add(&b, 7, 400, 30, 5000, 100);
+	sample_sort(&a);
+	sample_sort(&b);
+	assert_int_equal(window_compute(&a, &b, &w), 0);
+	assert_int_equal(w.dur_ns, 2000);
+	assert_int_equal(w.counters[CNT_STATS_FULL], 3);
+	assert_int_equal(w.n, 2);
+	assert_null(window_find(&w, 9));
+	cw = window_find(&w, 7);
+	assert_non_null(cw);
+	assert_int_equal(cw->cpu_ns, 300);
+	assert_int_equal(cw->wait_count, 20);
+	assert_int_equal(cw->wait_ns, 4000);
+	assert_int_equal(cw->steal_ns[KC_BE], 2000);
+	assert_int_equal(cw->hist[hist_bucket(100)], 20);
+	assert_int_equal(cw->p99_ns, 100);	/* clamped to the window's max */
+	cw = window_find(&w, 3);
+	assert_non_null(cw);
+	assert_int_equal(cw->wait_count, 3);
+	assert_int_equal(cw->cpu_ns, 30);
+	window_free(&w);
+
+	/* A counter that went back (entry re-created) restarts from zero. */
+	b.v[1].s.wait_count = 4;
+	b.v[1].s.cpu_ns = 40;
+	assert_int_equal(window_compute(&a, &b, &w), 0);
+	cw = window_find(&w, 7);
+	assert_int_equal(cw->wait_count, 4);
+	assert_int_equal(cw->cpu_ns, 40);
+	window_free(&w);
+	sample_free(&a);
+	sample_free(&b);
+}
+
+/* BPF histogram buckets are u32 and wrap: differences are taken mod 2^32. */
+static void window_hist_wraps(void **state)
+{
+	struct sample a = {}, b = {};
+	struct window w;
+
+	add(&a, 1, 0, 10, 10, 50);
+	add(&b, 1, 0, 20, 20, 50);
+	a.v[0].hist[hist_bucket(50)] = 0xfffffffb;
+	b.v[0].hist[hist_bucket(50)] = 5;
+	assert_int_equal(window_compute(&a, &b, &w), 0);
+	assert_int_equal(w.v[0].hist[hist_bucket(50)], 10);
+	window_free(&w);
+	sample_free(&a);
+	sample_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(bucket_of_known_values),
+		cmocka_unit_test(bounds_contain_values),
+		cmocka_unit_test(quantiles_exact_and_midpoint),
+		cmocka_unit_test(quantile_relative_error),
+		cmocka_unit_test(window_differences),
+		cmocka_unit_test(window_hist_wraps),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * koord-interference: watch the node for a while and report, per container,
+ * CPU time and run-queue waits over that window.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "collector.h"
+#include "log.h"
+#include "report.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+struct options {
+	double duration;
+	bool json;
+	size_t top;
+	const char *cgroup_root;
+	struct class_rules rules;
+	enum attach_mode attach;
+	enum store_mode store;
+	unsigned int max_containers;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: koord-interference [-d SECONDS] [--json] [--class GLOB=QOS ...]\n"
+"                          [--cgroup-root PATH] [--top N] [-v]\n"
+"Watch the node for SECONDS (default 10) and report per container (cgroup of\n"
+"the cpu controller): CPU time and run-queue waits (count, p50, p99, max).\n"
+"\n"
+"  -d, --duration SECONDS  how long to watch (0 < SECONDS <= 86400)\n"
+"  -j, --json              JSON output (schema: docs/metrics.md)\n"
+"  -c, --class GLOB=QOS    classify cgroups whose path matches GLOB as QOS\n"
+"                          (LSE, LSR, LS, BE, SYSTEM); repeatable, first match wins\n"
+"  -r, --cgroup-root PATH  the cgroup hierarchy to watch (default: the one\n"
+"                          carrying the cpu controller, from /proc/self/mountinfo)\n"
+"  -t, --top N             show only the N containers with the longest p99 wait\n"
+"      --attach MODE       tp_btf or raw_tp (default: the best the kernel takes)\n"
+"      --task-store MODE   storage or hash (default: task storage where available)\n"
+"      --max-containers N  size of the per-container maps (default 4096)\n"
+"  -v, --verbose           debug output, including libbpf's\n"
+"  -h, --help              this text\n");
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || *out > max)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "class", required_argument, NULL, 'c' },
+		{ "cgroup-root", required_argument, NULL, 'r' },
+		{ "top", required_argument, NULL, 't' },
+		{ "attach", required_argument, NULL, 'A' },
+		{ "task-store", required_argument, NULL, 'S' },
+		{ "max-containers", required_argument, NULL, 'M' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	char err[256], *end;
+	unsigned long v;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "d:jc:r:t:vh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			errno = 0;
+			o->duration = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(o->duration) ||
+			    o->duration <= 0 || o->duration > 86400) {
+				log_err("bad duration \"%s\": want seconds, 0 < SECONDS <= 86400", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'c':
+			if (class_rules_add(&o->rules, optarg, err, sizeof(err))) {
+				log_err("%s", err);
+				return -EINVAL;
+			}
+			break;
+		case 'r':
+			o->cgroup_root = optarg;
+			break;
+		case 't':
+			if (parse_uint(optarg, 1000000, &v) || !v) {
+				log_err("bad --top \"%s\": want a positive number", optarg);
+				return -EINVAL;
+			}
+			o->top = v;
+			break;
+		case 'A':
+			if (!strcmp(optarg, "tp_btf"))
+				o->attach = ATTACH_TP_BTF;
+			else if (!strcmp(optarg, "raw_tp"))
+				o->attach = ATTACH_RAW_TP;
+			else {
+				log_err("bad --attach \"%s\": want tp_btf or raw_tp", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'S':
+			if (!strcmp(optarg, "storage"))
+				o->store = STORE_TASK;
+			else if (!strcmp(optarg, "hash"))
+				o->store = STORE_HASH;
+			else {
+				log_err("bad --task-store \"%s\": want storage or hash", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'M':
+			if (parse_uint(optarg, 1u << 20, &v) || v < 16) {
+				log_err("bad --max-containers \"%s\": want 16 to 1048576", optarg);
+				return -EINVAL;
+			}
+			o->max_containers = v;
+			break;
+		case 'v':
+			log_level = LOG_LVL_DEBUG;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		log_err("unexpected argument \"%s\"", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Sleep until the deadline or a signal. */
+static void watch(double seconds)
+{
+	struct timespec ts = { .tv_sec = (time_t)seconds,
+			       .tv_nsec = (long)((seconds - (time_t)seconds) * 1e9) };
+
+	while (!stop && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void print_json(const struct window *w, const struct container_table *t,
+		       const struct cpu_hierarchy *h, const char *mode, size_t top)
+{
+	json_object *doc = json_object_new_object(), *arr = json_object_new_array();
+	json_object *hier = json_object_new_object(), *col = json_object_new_object();
+	const struct cg_window **rows;
+	size_t i, n = report_rows(w, &rows);
+
+	if (top && n > top)
+		n = top;
+	json_object_object_add(doc, "duration_s", json_object_new_double(w->dur_ns / 1e9));
+	json_object_object_add(hier, "root", json_object_new_string(h->root));
+	json_object_object_add(hier, "version", json_object_new_int(h->version));
+	json_object_object_add(doc, "hierarchy", hier);
+	json_object_object_add(col, "mode", json_object_new_string(mode));
+	json_object_object_add(col, "unaccounted_events",
+			       json_object_new_uint64(w->counters[CNT_STATS_FULL] +
+						      w->counters[CNT_HIST_FULL] +
+						      w->counters[CNT_TASK_FULL]));
+	json_object_object_add(doc, "collector", col);
+	for (i = 0; i < n; i++)
+		json_object_array_add(arr, report_container_json(rows[i],
+					container_table_get(t, rows[i]->cgid)));
+	json_object_object_add(doc, "containers", arr);
+	puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+					    JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(doc);
+	free(rows);
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .duration = 10 };
+	struct container_table table = {};
+	struct collector_opts copts = {};
+	struct sample a = {}, b = {};
+	struct cpu_hierarchy hier;
+	struct collector *col = NULL;
+	struct window w = {};
+	int err;
+
+	log_prog = "koord-interference";
+	err = parse_args(argc, argv, &o);
+	if (err)
+		goto out;
+	err = cpu_hierarchy_find(o.cgroup_root, &hier);
+	if (err) {
+		log_err("%s: %s", o.cgroup_root ? o.cgroup_root : "no cgroup hierarchy carries the cpu controller",
+			strerror(-err));
+		goto out;
+	}
+	err = container_table_scan(&table, hier.root, &o.rules, NULL);
+	if (err) {
+		log_err("cannot read %s: %s", hier.root, strerror(-err));
+		goto out;
+	}
+	copts = (struct collector_opts){ .hier = &hier, .attach = o.attach, .store = o.store,
+					 .max_containers = o.max_containers };
+	err = collector_open(&copts, &col);
+	if (err)
+		goto out;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	err = collector_set_classes(col, &table);
+	if (!err)
+		err = collector_sample(col, &a);
+	if (err)
+		goto out;
+	if (!o.json)
+		fprintf(stderr, "koord-interference: watching %s (cgroup v%d) for %.1f s with %s...\n",
+			hier.root, hier.version, o.duration, collector_mode(col));
+	watch(o.duration);
+	err = collector_sample(col, &b);
+	if (err) {
+		log_err("cannot read the collector's maps: %s", strerror(-err));
+		goto out;
+	}
+	/* Containers created while watching get their paths too. */
+	container_table_scan(&table, hier.root, &o.rules, NULL);
+	err = window_compute(&a, &b, &w);
+	if (err)
+		goto out;
+	if (o.json)
+		print_json(&w, &table, &hier, collector_mode(col), o.top);
+	else
+		report_table(stdout, &w, &table, o.top);
+out:
+	collector_close(col);
+	window_free(&w);
+	sample_free(&a);
+	sample_free(&b);
+	container_table_free(&table);
+	class_rules_free(&o.rules);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Container identity and QoS class from a cgroup path (kubelet and YARN layouts). */
+#ifndef KOORD_CLASSIFY_H
+#define KOORD_CLASSIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "../bpf/koord.h"
+
+enum cg_kind {
+	CG_OTHER = 0,	/* not part of a recognised layout */
+	CG_QOS_ROOT,	/* kubepods, burstable or besteffort level */
+	CG_POD,		/* a pod's cgroup */
+	CG_CONTAINER,	/* a container inside a pod */
+	CG_YARN,	/* a YARN NodeManager container (container_*) */
+};
+
+struct cg_identity {
+	enum koord_class qos;
+	enum cg_kind kind;
+	char pod_uid[64];	/* with '-' separators, "" when unknown */
+	char container_id[128];	/* runtime id or YARN container name, "" when unknown */
+};
+
+/* One --class GLOB=QOS rule; the glob is matched with fnmatch(3) against the path. */
+struct class_rule {
+	char *glob;
+	enum koord_class qos;
+};
+
+struct class_rules {
+	struct class_rule *v;
+	size_t n;
+};
+
+/* "LSE", "lsr", ... -> class; -1 when the name is unknown. */
+int qos_from_name(const char *name);
+/* Class -> "LSE", "LSR", "LS", "BE", "SYSTEM", "UNCLASSIFIED", "IDLE". */
+const char *qos_name(enum koord_class c);
+
+/*
+ * Default identity of the cgroup at @path (relative to the hierarchy root,
+ * starting with '/'): kubelet cgroupfs and systemd layouts, YARN containers.
+ * The kubepods root is CG_QOS_ROOT/SYSTEM, burstable LS, besteffort BE;
+ * guaranteed pods LSR. A directory off the layout inside the kubepods tree
+ * is CG_OTHER with the class (and pod_uid) of where it sits; anything below
+ * a container or YARN container is that container.
+ */
+void classify_path(const char *path, struct cg_identity *id);
+
+/* Parse "GLOB=QOS" and append it; returns 0 or -EINVAL with a reason in @err. */
+int class_rules_add(struct class_rules *rules, const char *spec, char *err, size_t errlen);
+void class_rules_free(struct class_rules *rules);
+
+/* Identity of @path with rules applied: the first matching rule overrides the class. */
+void classify(const struct class_rules *rules, const char *path, struct cg_identity *id);
+
+#endif

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "collector.h"
+#include "koord.skel.h"
+#include "log.h"
+
+#define DEFAULT_MAX_CONTAINERS	4096
+#define MAX_CG_CPU_ENTRIES	(1u << 20)
+
+struct collector {
+	struct koord *skel;
+	enum attach_mode attach;
+	enum store_mode store;
+	unsigned int nr_cpus;
+	char mode[40];
+};
+
+static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
+{
+	/* Failed attempts while probing modes are expected: their logs only with -v. */
+	if (log_level < LOG_LVL_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* Hierarchy id of the v1 cpu controller, from /proc/self/cgroup ("ID:ctrls:path"). */
+static int cpu_hierarchy_id(int version)
+{
+	char line[512], *ctrls, *end, *tok, *save;
+	int id = -ENOENT;
+	FILE *f;
+
+	if (version == 2)
+		return 0;
+	f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return -errno;
+	while (id < 0 && fgets(line, sizeof(line), f)) {
+		ctrls = strchr(line, ':');
+		if (!ctrls || !(end = strchr(ctrls + 1, ':')))
+			continue;
+		*end = '\0';
+		for (tok = strtok_r(ctrls + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			if (!strcmp(tok, "cpu"))
+				id = atoi(line);
+	}
+	fclose(f);
+	return id;
+}
+
+static unsigned int pid_cap(void)
+{
+	unsigned long v = 32768;
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 32768;
+		fclose(f);
+	}
+	return v < 4096 ? 4096 : v > 131072 ? 131072 : v;
+}
+
+static void select_programs(struct koord *s, bool tp_btf, bool hash)
+{
+	struct bpf_program *tp[] = { s->progs.tp_wakeup, s->progs.tp_wakeup_new,
+		s->progs.tp_switch, s->progs.tp_migrate, s->progs.tp_rmdir };
+	struct bpf_program *raw[] = { s->progs.raw_wakeup, s->progs.raw_wakeup_new,
+		s->progs.raw_switch, s->progs.raw_migrate, s->progs.raw_rmdir };
+	size_t i;
+
+	for (i = 0; i < sizeof(tp) / sizeof(tp[0]); i++) {
+		bpf_program__set_autoload(tp[i], tp_btf);
+		bpf_program__set_autoload(raw[i], !tp_btf);
+	}
+	bpf_program__set_autoload(s->progs.tp_free, tp_btf && hash);
+	bpf_program__set_autoload(s->progs.raw_free, !tp_btf && hash);
+}
+
+/* Open, size and load the object for one mode; NULL with errno on failure. */
+static struct koord *load(const struct collector_opts *o, unsigned int nr_cpus,
+			  enum attach_mode attach, enum store_mode store)
+{
+	unsigned int maxc = o->max_containers ? o->max_containers : DEFAULT_MAX_CONTAINERS;
+	unsigned long long cg_cpu = (unsigned long long)maxc * nr_cpus;
+	bool hash = store == STORE_HASH;
+	struct koord *s;
+	int hid, err;
+
+	hid = cpu_hierarchy_id(o->hier->version);
+	if (hid < 0) {
+		log_err("cannot find the cpu controller's hierarchy id in /proc/self/cgroup");
+		errno = -hid;
+		return NULL;
+	}
+	s = koord__open();
+	if (!s)
+		return NULL;
+	s->rodata->cgroup_v2 = o->hier->version == 2;
+	s->rodata->use_task_storage = !hash;
+	s->rodata->cpu_hierarchy_id = hid;
+	s->rodata->nr_cpus = nr_cpus;
+	if (hash) {
+		bpf_map__set_type(s->maps.tasks, BPF_MAP_TYPE_HASH);
+		bpf_map__set_map_flags(s->maps.tasks, 0);
+		bpf_map__set_max_entries(s->maps.tasks, pid_cap());
+	}
+	bpf_map__set_max_entries(s->maps.cpus, nr_cpus);
+	bpf_map__set_max_entries(s->maps.cg_cpu,
+				 cg_cpu > MAX_CG_CPU_ENTRIES ? MAX_CG_CPU_ENTRIES : cg_cpu);
+	bpf_map__set_max_entries(s->maps.cg_hist, maxc);
+	bpf_map__set_max_entries(s->maps.cg_class, maxc);
+	select_programs(s, attach == ATTACH_TP_BTF, hash);
+	err = koord__load(s);
+	if (err) {
+		koord__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+static int check_prerequisites(void)
+{
+	if (geteuid() != 0) {
+		log_err("must run as root: loading BPF needs CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		log_err("kernel has no BTF (/sys/kernel/btf/vmlinux): CO-RE needs CONFIG_DEBUG_INFO_BTF=y");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+int collector_open(const struct collector_opts *o, struct collector **out)
+{
+	static const struct { enum attach_mode a; enum store_mode s; } modes[] = {
+		{ ATTACH_TP_BTF, STORE_TASK },
+		{ ATTACH_TP_BTF, STORE_HASH },
+		{ ATTACH_RAW_TP, STORE_HASH },
+	};
+	struct collector *c;
+	int err = -ENOTSUP;
+	size_t i;
+
+	err = check_prerequisites();
+	if (err)
+		return err;
+	libbpf_set_print(libbpf_print);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->nr_cpus = libbpf_num_possible_cpus();
+	if ((int)c->nr_cpus <= 0 || c->nr_cpus > KOORD_MAX_CPUS) {
+		log_err("unsupported number of possible CPUs: %d", (int)c->nr_cpus);
+		free(c);
+		return -ENOTSUP;
+	}
+	/* Raw tracepoints give no BTF task pointer, so no task storage there. */
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if ((o->attach != ATTACH_AUTO && o->attach != modes[i].a) ||
+		    (o->store != STORE_AUTO && o->store != modes[i].s))
+			continue;
+		if (modes[i].s == STORE_TASK &&
+		    libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) != 1) {
+			log_debug("no task storage in this kernel");
+			continue;
+		}
+		c->skel = load(o, c->nr_cpus, modes[i].a, modes[i].s);
+		if (!c->skel) {
+			err = -errno;
+			log_debug("load as %s with task %s failed: %s",
+				  modes[i].a == ATTACH_TP_BTF ? "tp_btf" : "raw_tp",
+				  modes[i].s == STORE_TASK ? "storage" : "hash", strerror(errno));
+			if (err == -EPERM)
+				break;
+			continue;
+		}
+		c->attach = modes[i].a;
+		c->store = modes[i].s;
+		break;
+	}
+	if (!c->skel) {
+		if (err == -EPERM)
+			log_err("loading BPF was refused (EPERM): BPF is not permitted here "
+				"(lockdown, kernel.unprivileged_bpf_disabled or a seccomp filter)");
+		else
+			log_err("cannot load the BPF collector: %s (rerun with -v for the verifier log)",
+				strerror(-err));
+		free(c);
+		return err;
+	}
+	err = koord__attach(c->skel);
+	if (err) {
+		log_err("cannot attach the BPF collector: %s", strerror(-err));
+		collector_close(c);
+		return err;
+	}
+	snprintf(c->mode, sizeof(c->mode), "%s+task_%s",
+		 c->attach == ATTACH_TP_BTF ? "tp_btf" : "raw_tp",
+		 c->store == STORE_TASK ? "storage" : "hash");
+	*out = c;
+	return 0;
+}
+
+void collector_close(struct collector *c)
+{
+	if (!c)
+		return;
+	koord__destroy(c->skel);
+	free(c);
+}
+
+const char *collector_mode(const struct collector *c)
+{
+	return c->mode;
+}
+
+unsigned int collector_nr_cpus(const struct collector *c)
+{
+	return c->nr_cpus;
+}
+
+int collector_set_classes(struct collector *c, const struct container_table *t)
+{
+	int fd = bpf_map__fd(c->skel->maps.cg_class);
+	__u64 key, next, *stale = NULL;
+	size_t i, nstale = 0, cap = 0;
+	void *prev = NULL;
+	__u32 cls;
+	int err = 0;
+
+	/* Forget ids that are no longer in the table. */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (container_table_get(t, key))
+			continue;
+		if (nstale == cap) {
+			__u64 *v = realloc(stale, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+
+			if (!v) {
+				free(stale);
+				return -ENOMEM;
+			}
+			stale = v;
+		}
+		stale[nstale++] = key;
+	}
+	for (i = 0; i < nstale; i++)
+		bpf_map_delete_elem(fd, &stale[i]);
+	free(stale);
+	for (i = 0; i < t->n; i++) {
+		cls = t->v[i].ident.qos;
+		if (bpf_map_update_elem(fd, &t->v[i].id, &cls, BPF_ANY)) {
+			err = -errno;
+			log_warn("cannot publish the class of %s: %s (more than --max-containers?)",
+				 t->v[i].path, strerror(errno));
+			break;
+		}
+	}
+	__atomic_add_fetch(&c->skel->bss->class_gen, 1, __ATOMIC_SEQ_CST);
+	return err;
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Add one CPU's entry of a container into its sample. */
+static void fold(struct cg_sample *cs, const struct cg_cpu_stats *v, __u64 epoch)
+{
+	unsigned int i;
+
+	cs->s.cpu_ns += v->cpu_ns;
+	cs->s.wait_count += v->wait_count;
+	cs->s.wait_ns += v->wait_ns;
+	if (v->wait_max > cs->s.wait_max)
+		cs->s.wait_max = v->wait_max;
+	for (i = 0; i < ST_NR; i++)
+		cs->s.steal_ns[i] += v->steal_ns[i];
+	cs->s.inflicted_online_ns += v->inflicted_online_ns;
+	cs->s.inflicted_all_ns += v->inflicted_all_ns;
+	/* The epoch just closed, if this CPU saw a wait in it (or after). */
+	if ((v->epoch == epoch || v->epoch == epoch + 1) &&
+	    v->epoch_max[epoch & 1] > cs->epoch_max)
+		cs->epoch_max = v->epoch_max[epoch & 1];
+}
+
+static int read_counters(struct collector *c, struct sample *s)
+{
+	int fd = bpf_map__fd(c->skel->maps.counters);
+	__u64 *vals = calloc(c->nr_cpus, sizeof(*vals));
+	__u32 k, cpu;
+
+	if (!vals)
+		return -ENOMEM;
+	for (k = 0; k < CNT_NR; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (cpu = 0; cpu < c->nr_cpus; cpu++)
+			s->counters[k] += vals[cpu];
+	}
+	free(vals);
+	return 0;
+}
+
+/* Batch-read a whole hash map; *keys and *vals are allocated. Returns the count or -errno. */
+static long dump_map(int fd, size_t ksz, size_t vsz, size_t max, void **keys, void **vals)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u64 in = 0, out = 0;
+	size_t n = 0;
+	__u32 cnt;
+	int err;
+
+	*keys = calloc(max ? max : 1, ksz);
+	*vals = calloc(max ? max : 1, vsz);
+	if (!*keys || !*vals)
+		return -ENOMEM;
+	for (;;) {
+		cnt = max - n;
+		if (!cnt)
+			break;
+		err = bpf_map_lookup_batch(fd, n ? &in : NULL, &out, (char *)*keys + n * ksz,
+					   (char *)*vals + n * vsz, &cnt, &opts);
+		n += cnt;
+		if (err) {
+			if (errno == ENOENT)
+				break;
+			return -errno;
+		}
+		in = out;
+	}
+	return n;
+}
+
+struct entry_ref {
+	__u64 cgid;
+	long idx;
+};
+
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct entry_ref *x = a, *y = b;
+
+	return x->cgid < y->cgid ? -1 : x->cgid > y->cgid;
+}
+
+int collector_sample(struct collector *c, struct sample *s)
+{
+	struct bpf_map *m = c->skel->maps.cg_cpu, *h = c->skel->maps.cg_hist;
+	struct cg_cpu_key *keys;
+	struct cg_cpu_stats *vals;
+	struct cg_sample *cs;
+	__u64 epoch, *hkeys;
+	struct cg_hist *hvals;
+	long n, i;
+	struct entry_ref *order;
+	int err;
+
+	s->n = 0;
+	memset(s->counters, 0, sizeof(s->counters));
+	/* Close the epoch first: its maxima are then final. */
+	epoch = __atomic_fetch_add(&c->skel->bss->epoch, 1, __ATOMIC_SEQ_CST);
+	s->mono_ns = mono_ns();
+	err = read_counters(c, s);
+	if (err)
+		return err;
+	n = dump_map(bpf_map__fd(m), sizeof(*keys), sizeof(*vals), bpf_map__max_entries(m),
+		     (void **)&keys, (void **)&vals);
+	if (n < 0) {
+		free(keys);
+		free(vals);
+		return n;
+	}
+	/* Entries sorted by container make the sample sorted as it is built. */
+	order = malloc((n ? n : 1) * sizeof(*order));
+	if (!order) {
+		err = -ENOMEM;
+		n = 0;
+	}
+	for (i = 0; i < n; i++)
+		order[i] = (struct entry_ref){ keys[i].cgid, i };
+	qsort(order, n, sizeof(*order), cmp_ref);
+	for (cs = NULL, i = 0; i < n; i++) {
+		if (!cs || cs->cgid != order[i].cgid)
+			cs = sample_add(s, order[i].cgid);
+		if (!cs) {
+			err = -ENOMEM;
+			break;
+		}
+		fold(cs, &vals[order[i].idx], epoch);
+	}
+	free(order);
+	free(keys);
+	free(vals);
+	if (err)
+		return err;
+	n = dump_map(bpf_map__fd(h), sizeof(*hkeys), sizeof(*hvals), bpf_map__max_entries(h),
+		     (void **)&hkeys, (void **)&hvals);
+	if (n < 0) {
+		free(hkeys);
+		free(hvals);
+		return n;
+	}
+	for (i = 0; i < n; i++) {
+		cs = (struct cg_sample *)sample_find(s, hkeys[i]);
+		if (cs)
+			memcpy(cs->hist, hvals[i].buckets, sizeof(cs->hist));
+	}
+	free(hkeys);
+	free(hvals);
+	s->mono_end_ns = mono_ns();
+	return 0;
+}
+
+int collector_cpu_state(struct collector *c, unsigned int cpu, struct cpu_state *out)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpus), &cpu, out))
+		return -errno;
+	return 0;
+}
+
+static size_t count_keys(int fd, size_t ksz)
+{
+	char key[32], next[32];
+	size_t n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, ksz);
+		prev = key;
+		n++;
+	}
+	return n;
+}
+
+int collector_map_entries(struct collector *c, size_t *cg_cpu, size_t *cg_hist)
+{
+	*cg_cpu = count_keys(bpf_map__fd(c->skel->maps.cg_cpu), sizeof(struct cg_cpu_key));
+	*cg_hist = count_keys(bpf_map__fd(c->skel->maps.cg_hist), sizeof(__u64));
+	return 0;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Loading, attaching and reading the scheduler collector (bpf/sched.bpf.c). */
+#ifndef KOORD_COLLECTOR_H
+#define KOORD_COLLECTOR_H
+
+#include <stdbool.h>
+#include "cgroup.h"
+#include "window.h"
+
+enum attach_mode { ATTACH_AUTO, ATTACH_TP_BTF, ATTACH_RAW_TP };
+enum store_mode { STORE_AUTO, STORE_TASK, STORE_HASH };
+
+struct collector_opts {
+	const struct cpu_hierarchy *hier;
+	enum attach_mode attach;
+	enum store_mode store;
+	unsigned int max_containers;	/* 0: default */
+};
+
+struct collector;
+
+/*
+ * Check prerequisites (root, BTF), load and attach. With AUTO modes the best
+ * the kernel takes is used: tp_btf with task storage, then tp_btf with a
+ * task hash, then raw_tp. Returns 0 or a negative errno, the reason logged.
+ */
+int collector_open(const struct collector_opts *o, struct collector **out);
+void collector_close(struct collector *c);
+
+/* "tp_btf+task_storage", "raw_tp+task_hash", ... */
+const char *collector_mode(const struct collector *c);
+
+/* Publish the classes of @t to BPF (ids not in @t become unclassified). */
+int collector_set_classes(struct collector *c, const struct container_table *t);
+
+/* Read every counter into @s (cleared first) and start a new max epoch. */
+int collector_sample(struct collector *c, struct sample *s);
+
+/* The per-CPU state (waiting-task counts), for invariant checks. */
+int collector_cpu_state(struct collector *c, unsigned int cpu, struct cpu_state *out);
+unsigned int collector_nr_cpus(const struct collector *c);
+
+/* Entries currently in the per-container maps (for leak checks). */
+int collector_map_entries(struct collector *c, size_t *cg_cpu, size_t *cg_hist);
+
+#endif

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <math.h>
+#include "hist.h"
+
+__u64 hist_lower(unsigned int i)
+{
+	unsigned int e, m;
+
+	if (i < HIST_SUB)
+		return i;
+	e = i / HIST_SUB + HIST_SUB_BITS - 1;
+	m = i % HIST_SUB;
+	return (__u64)(HIST_SUB + m) << (e - HIST_SUB_BITS);
+}
+
+__u64 hist_upper(unsigned int i)
+{
+	if (i + 1 >= HIST_BUCKETS)
+		return (__u64)-1;
+	return hist_lower(i + 1);
+}
+
+__u64 hist_quantile(const __u32 *buckets, __u64 total, double q, __u64 max)
+{
+	__u64 rank, seen = 0, v;
+	unsigned int i;
+
+	if (!total)
+		return 0;
+	rank = (__u64)ceil(q * (double)total);
+	if (rank < 1)
+		rank = 1;
+	for (i = 0; i < HIST_BUCKETS; i++) {
+		seen += buckets[i];
+		if (seen >= rank)
+			break;
+	}
+	if (i >= HIST_BUCKETS)
+		i = HIST_BUCKETS - 1;
+	if (i < HIST_SUB || i == HIST_BUCKETS - 1)
+		v = hist_lower(i);
+	else
+		v = hist_lower(i) + (hist_upper(i) - hist_lower(i)) / 2;
+	return max && v > max ? max : v;
+}

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hist.h"
+#include "window.h"
+
+struct cg_sample *sample_add(struct sample *s, __u64 cgid)
+{
+	struct cg_sample *v;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+
+		v = realloc(s->v, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		s->v = v;
+		s->cap = cap;
+	}
+	v = &s->v[s->n++];
+	memset(v, 0, sizeof(*v));
+	v->cgid = cgid;
+	return v;
+}
+
+static int cmp_cgid(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void sample_sort(struct sample *s)
+{
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_cgid);
+}
+
+const struct cg_sample *sample_find(const struct sample *s, __u64 cgid)
+{
+	if (!s->n)
+		return NULL;
+	return bsearch(&cgid, s->v, s->n, sizeof(*s->v), cmp_cgid);
+}
+
+void sample_free(struct sample *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Counter increase; a counter that went backwards was reset (entry re-created). */
+static __u64 delta(__u64 a, __u64 b)
+{
+	return b >= a ? b - a : b;
+}
+
+static void diff_one(const struct cg_sample *a, const struct cg_sample *b, struct cg_window *w)
+{
+	static const struct cg_sample zero;
+	unsigned int i;
+	__u64 n = 0;
+
+	if (!a || b->s.wait_count < a->s.wait_count || b->s.cpu_ns < a->s.cpu_ns)
+		a = &zero;
+	w->cgid = b->cgid;
+	w->cpu_ns = delta(a->s.cpu_ns, b->s.cpu_ns);
+	w->wait_count = delta(a->s.wait_count, b->s.wait_count);
+	w->wait_ns = delta(a->s.wait_ns, b->s.wait_ns);
+	for (i = 0; i < ST_NR; i++)
+		w->steal_ns[i] = delta(a->s.steal_ns[i], b->s.steal_ns[i]);
+	w->inflicted_online_ns = delta(a->s.inflicted_online_ns, b->s.inflicted_online_ns);
+	w->inflicted_all_ns = delta(a->s.inflicted_all_ns, b->s.inflicted_all_ns);
+	for (i = 0; i < HIST_BUCKETS; i++) {
+		w->hist[i] = b->hist[i] - a->hist[i];	/* mod 2^32, as BPF counts */
+		n += w->hist[i];
+	}
+	w->wait_max = w->wait_count ? b->epoch_max : 0;
+	/* The histogram is read a moment after the counters: rank within it. */
+	w->p50_ns = hist_quantile(w->hist, n, 0.50, w->wait_max);
+	w->p99_ns = hist_quantile(w->hist, n, 0.99, w->wait_max);
+}
+
+int window_compute(const struct sample *a, const struct sample *b, struct window *w)
+{
+	size_t i;
+
+	memset(w, 0, sizeof(*w));
+	w->dur_ns = b->mono_ns - a->mono_ns;
+	for (i = 0; i < CNT_NR; i++)
+		w->counters[i] = delta(a->counters[i], b->counters[i]);
+	if (!b->n)
+		return 0;
+	w->v = calloc(b->n, sizeof(*w->v));
+	if (!w->v)
+		return -ENOMEM;
+	for (i = 0; i < b->n; i++)
+		diff_one(sample_find(a, b->v[i].cgid), &b->v[i], &w->v[w->n++]);
+	return 0;
+}
+
+const struct cg_window *window_find(const struct window *w, __u64 cgid)
+{
+	if (!w->n)
+		return NULL;
+	return bsearch(&cgid, w->v, w->n, sizeof(*w->v), cmp_cgid);
+}
+
+void window_free(struct window *w)
+{
+	free(w->v);
+	memset(w, 0, sizeof(*w));
+}

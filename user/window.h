@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Samples of the monotonic BPF counters, and windows computed by difference. */
+#ifndef KOORD_WINDOW_H
+#define KOORD_WINDOW_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include "../bpf/koord.h"
+
+/* One container's counters at one moment, summed over CPUs. */
+struct cg_sample {
+	__u64 cgid;
+	struct cg_cpu_stats s;	/* wait_max: max over CPUs; own_*: not meaningful */
+	__u64 epoch_max;	/* longest wait since the previous sample */
+	__u32 hist[HIST_BUCKETS];
+};
+
+/* Everything read at one moment; v sorted by cgid. */
+struct sample {
+	__u64 mono_ns;		/* CLOCK_MONOTONIC just before the maps were read ... */
+	__u64 mono_end_ns;	/* ... and just after */
+	__u64 counters[CNT_NR];
+	struct cg_sample *v;
+	size_t n, cap;
+};
+
+/* One container over a window [a, b]. */
+struct cg_window {
+	__u64 cgid;
+	__u64 cpu_ns;
+	__u64 wait_count, wait_ns, wait_max;
+	__u64 steal_ns[ST_NR];
+	__u64 inflicted_online_ns, inflicted_all_ns;
+	__u64 p50_ns, p99_ns;
+	__u32 hist[HIST_BUCKETS];
+};
+
+struct window {
+	__u64 dur_ns;
+	__u64 counters[CNT_NR];
+	struct cg_window *v;
+	size_t n;
+};
+
+struct cg_sample *sample_add(struct sample *s, __u64 cgid);
+void sample_sort(struct sample *s);
+const struct cg_sample *sample_find(const struct sample *s, __u64 cgid);
+void sample_free(struct sample *s);
+
+/*
+ * Window from @a to @b: for every container in @b, its counters' increase
+ * since @a (from zero when it is new in @b); containers gone by @b are left
+ * out. The max is @b's epoch max when @b was sampled right after @a.
+ * Returns 0 or -ENOMEM.
+ */
+int window_compute(const struct sample *a, const struct sample *b, struct window *w);
+const struct cg_window *window_find(const struct window *w, __u64 cgid);
+void window_free(struct window *w);
+
+#endif
