@@ -30,6 +30,7 @@ TESTLIB_OBJS := $(patsubst tests/lib/%.c,$(OUT)/tests/lib/%.o,$(wildcard tests/l
 
 .PHONY: all deps run test unit-test bpf-test vmlinux clean
 .DELETE_ON_ERROR:
+.SECONDARY: $(TESTLIB_OBJS)
 
 all: deps $(TOOLS)
 
