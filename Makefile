@@ -104,3 +104,6 @@ clean:
 	rm -rf $(OUT)
 
 -include $(wildcard $(OUT)/*/*.d $(OUT)/*.d $(OUT)/tests/lib/*.d)
+
+# Self-tests in qemu VMs on other kernels (docs/vm-test.md).
+include scripts/vm.mk
