@@ -24,7 +24,7 @@ static struct cpu_hierarchy hier;
 
 struct wstats {
 	size_t n;
-	double mean, p99, max;
+	double mean, p99, p99_lo, p99_hi, max;
 };
 
 /*
@@ -47,6 +47,9 @@ static struct wstats ftrace_stats(const struct ftrace_waits *fw, __u64 from, __u
 	if (st.n) {
 		st.mean = (double)sum / st.n;
 		st.p99 = quantile(v, st.n, 0.99);
+		/* A sparse tail makes p99 jump with one wait more or less: keep a band. */
+		st.p99_lo = quantile(v, st.n, 0.985);
+		st.p99_hi = quantile(v, st.n, 0.995);
 		st.max = quantile(v, st.n, 1.0);
 	}
 	free(v);
@@ -137,9 +140,15 @@ static void run_scenario(enum attach_mode attach, enum store_mode store)
 	/* ftrace prints microseconds: 2% + 2 us on the mean. */
 	check(within(pw->wait_ns / (double)pw->wait_count, inner.mean, outer.mean, 0.02, 2000),
 	      "mean wait %.1f us within ftrace's (2%% + 2 us)", pw->wait_ns / 1e3 / pw->wait_count);
-	/* p99 is a bucket midpoint: within one bucket (6.25%) plus ftrace's 2 us. */
-	check(within(pw->p99_ns, inner.p99, outer.p99, 0.0625, 2000),
-	      "p99 %.1f us within ftrace's, to one bucket", pw->p99_ns / 1e3);
+	/*
+	 * p99 is a bucket midpoint: within one bucket (6.25%) plus ftrace's 2 us
+	 * of ftrace's p98.5..p99.5 (the counts differ by the window edges).
+	 */
+	check(within(pw->p99_ns, fmin(inner.p99_lo, outer.p99_lo), fmax(inner.p99_hi, outer.p99_hi),
+		     0.0625, 2000),
+	      "p99 %.1f us within ftrace's p98.5..p99.5 (%.1f..%.1f us), to one bucket",
+	      pw->p99_ns / 1e3, fmin(inner.p99_lo, outer.p99_lo) / 1e3,
+	      fmax(inner.p99_hi, outer.p99_hi) / 1e3);
 	check(within(pw->wait_max, inner.max, outer.max, 0.001, 2000),
 	      "max %.1f us within ftrace's (0.1%% + 2 us)", pw->wait_max / 1e3);
 	check(w.counters[CNT_STATS_FULL] + w.counters[CNT_HIST_FULL] + w.counters[CNT_TASK_FULL] == 0,
