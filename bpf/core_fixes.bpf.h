@@ -57,4 +57,72 @@ static __always_inline __u64 task_cgroup_id(struct task_struct *p, bool v2)
 	return BPF_CORE_READ(css, cgroup, kn, id);
 }
 
+/*
+ * CFS throttling. 6.6+ keeps, per cfs_rq, the time it (or an ancestor) was
+ * throttled: throttled_clock_self_time, plus the running part since
+ * throttled_clock_self (rq->clock based). Local flavors: clang 14 cannot
+ * relocate against vmlinux.h's cache-line aligned struct cfs_rq.
+ */
+struct cfs_rq___thr {
+	__u64 throttled_clock_self;
+	__u64 throttled_clock_self_time;
+	struct rq *rq;
+	struct task_group *tg;
+} __attribute__((preserve_access_index));
+
+struct task_group___thr {
+	struct cfs_rq___thr **cfs_rq;
+} __attribute__((preserve_access_index));
+
+/* 6.18 throttles per task: a throttled task leaves the queue while runnable. */
+struct task_struct___thr {
+	bool throttled;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool have_throttle_clock(void)
+{
+	return bpf_core_field_exists(struct cfs_rq___thr, throttled_clock_self_time);
+}
+
+/* The cfs_rq of @p's group on @cpu (0 when the kernel lacks group scheduling). */
+static __always_inline __u64 task_cfs_rq_on(struct task_struct *p, __u32 cpu)
+{
+	struct cfs_rq___thr *cfs = (void *)BPF_CORE_READ(p, se.cfs_rq), *out = NULL, **slots;
+	struct task_group___thr *tg;
+
+	if (!cfs || !have_throttle_clock())
+		return 0;
+	tg = (void *)BPF_CORE_READ(cfs, tg);
+	if (!tg)
+		return 0;
+	slots = BPF_CORE_READ(tg, cfs_rq);
+	if (!slots || bpf_probe_read_kernel(&out, sizeof(out), slots + (cpu & 1023)))
+		return 0;
+	return (__u64)out;
+}
+
+/* Throttled time of a cfs_rq so far, in rq->clock nanoseconds. */
+static __always_inline __u64 cfs_throttled_ns(__u64 cfs_ptr)
+{
+	struct cfs_rq___thr *cfs = (void *)cfs_ptr;
+	__u64 t, since;
+
+	if (!cfs_ptr || !have_throttle_clock())
+		return 0;
+	t = BPF_CORE_READ(cfs, throttled_clock_self_time);
+	since = BPF_CORE_READ(cfs, throttled_clock_self);
+	if (since)
+		t += BPF_CORE_READ(cfs, rq, clock) - since;
+	return t;
+}
+
+static __always_inline bool task_throttled(struct task_struct *p)
+{
+	struct task_struct___thr *t = (void *)p;
+
+	if (!bpf_core_field_exists(t->throttled))
+		return false;
+	return BPF_CORE_READ(t, throttled);
+}
+
 #endif

@@ -99,6 +99,9 @@ struct cg_cpu_stats {
 	/* tasks of this container waiting on this CPU, and their integral */
 	long long own_n;
 	long long own_s;
+	/* long-wait events emitted in the current second (rate limit) */
+	unsigned long long ev_window;
+	unsigned long long ev_count;
 };
 
 /*
@@ -133,6 +136,7 @@ enum koord_counter {
 	CNT_WAIT_UNSEEN_CPU,	/* wait began before the CPU's first switch */
 	CNT_WAIT_STALE,		/* wait dropped: the task was seen running */
 	CNT_SWITCH_MISSED,	/* a switch's prev was not the task last seen switched in */
+	CNT_LONG_WAITS,		/* online waits above the long-wait threshold */
 	CNT_EVENTS_DROPPED,	/* long-wait records not emitted (rate limit) */
 	CNT_EVENTS_RB_FULL,	/* long-wait records lost: ring buffer full */
 	CNT_NR,

@@ -23,6 +23,8 @@ const volatile bool cgroup_v2 = false;
 const volatile bool use_task_storage = true;
 const volatile int cpu_hierarchy_id = 0;	/* 0 on v2 */
 const volatile __u32 nr_cpus = 1;
+const volatile __u64 long_wait_ns = 5000000;	/* 0: no long-wait events */
+const volatile __u32 events_per_sec = 100;	/* per container and CPU */
 
 /* Bumped by the loader after it changes cg_class, to refresh cached classes. */
 __u32 class_gen;
@@ -38,8 +40,12 @@ struct task_state {
 	__u32 qcpu;		/* CPU the open wait is queued on */
 	__u8 class;
 	__u8 qclass;		/* class counted at enqueue */
+	__u8 uncounted;		/* throttled off the queue: not a waiter for others */
 	__u64 snap_self;	/* own run time on qcpu at enqueue */
 	__u64 snap[KC_NR];	/* qcpu's class clocks at enqueue */
+	__u64 cfs;		/* the group's cfs_rq on qcpu ... */
+	__u64 snap_thr;		/* ... and its throttled time at enqueue */
+	__u64 be_ns;		/* BE's part of the open wait so far */
 };
 
 /*
@@ -81,6 +87,11 @@ struct {
 	__type(key, __u64);
 	__type(value, __u32);
 } cg_class SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -174,7 +185,7 @@ static __always_inline __u64 self_now(const struct cpu_state *cs,
 
 /* The task starts waiting on @cpu's queue: snapshot clocks, count it. */
 static __always_inline bool queue_add(struct task_state *ts, struct cpu_state *cs,
-				      __u32 cpu, __u64 now)
+				      __u32 cpu, __u64 now, __u64 cfs)
 {
 	struct cg_cpu_stats *st = cg_cpu_stats(ts->cgid, cpu);
 	__u32 k;
@@ -186,6 +197,10 @@ static __always_inline bool queue_add(struct task_state *ts, struct cpu_state *c
 	ts->snap_self = self_now(cs, st, ts->cgid, now);
 	ts->qcpu = cpu;
 	ts->qclass = ts->class;
+	ts->cfs = cfs;
+	ts->snap_thr = cfs_throttled_ns(cfs);
+	if (ts->uncounted)
+		return true;
 	__sync_fetch_and_add(&cs->n_all, 1);
 	__sync_fetch_and_add(&cs->s_all, -(__s64)now);
 	if (KC_IS_ONLINE(ts->qclass)) {
@@ -204,35 +219,59 @@ static __always_inline bool queue_add(struct task_state *ts, struct cpu_state *c
 static __always_inline void queue_remove(struct task_state *ts, __u64 now)
 {
 	struct cpu_state *cs = cpu_state(ts->qcpu);
+	__u64 d[KC_NR], self, others = 0, thr;
 	struct cg_cpu_stats *st;
-	__u64 d, self;
 	__u32 k;
 
 	if (!cs)
 		return;
-	__sync_fetch_and_add(&cs->n_all, -1);
-	__sync_fetch_and_add(&cs->s_all, now);
-	if (KC_IS_ONLINE(ts->qclass)) {
-		__sync_fetch_and_add(&cs->n_online, -1);
-		__sync_fetch_and_add(&cs->s_online, now);
+	if (!ts->uncounted) {
+		__sync_fetch_and_add(&cs->n_all, -1);
+		__sync_fetch_and_add(&cs->s_all, now);
+		if (KC_IS_ONLINE(ts->qclass)) {
+			__sync_fetch_and_add(&cs->n_online, -1);
+			__sync_fetch_and_add(&cs->s_online, now);
+		}
 	}
 	st = cg_cpu_stats(ts->cgid, ts->qcpu);
 	if (!st)
 		return;
-	__sync_fetch_and_add(&st->own_n, -1);
-	__sync_fetch_and_add(&st->own_s, now);
+	if (!ts->uncounted) {
+		__sync_fetch_and_add(&st->own_n, -1);
+		__sync_fetch_and_add(&st->own_s, now);
+	}
 
 	self = self_now(cs, st, ts->cgid, now) - ts->snap_self;
 	for (k = 0; k < KC_NR; k++) {
-		d = clock_now(cs, k, now) - ts->snap[k];
+		d[k] = clock_now(cs, k, now) - ts->snap[k];
 		if (k == ts->qclass)
-			d = d > self ? d - self : 0;
-		st->steal_ns[k] += d;
+			d[k] = d[k] > self ? d[k] - self : 0;
+		others += d[k];
+	}
+	/*
+	 * Time the container's own quota held it back is not steal. Which
+	 * neighbour ran during those moments is not recorded, so the throttled
+	 * time comes out of every class's part in proportion.
+	 */
+	thr = cfs_throttled_ns(ts->cfs) - ts->snap_thr;
+	if (thr > others)
+		thr = others;
+	for (k = 0; k < KC_NR; k++) {
+		if (thr && others)
+			d[k] -= d[k] * thr / others;
+		st->steal_ns[k] += d[k];
 	}
 	st->steal_ns[ST_SELF] += self;
+	st->steal_ns[ST_THROTTLED] += thr;
+	ts->be_ns += d[KC_BE];
 }
 
-static __always_inline void wait_open(struct task_state *ts, __u32 cpu, __u64 now)
+/*
+ * @p starts waiting on @cpu; @throttled: 6.18 took it off the queue for its
+ * group's quota, so it keeps no neighbour waiting.
+ */
+static __always_inline void wait_open(struct task_struct *p, struct task_state *ts,
+				      __u32 cpu, __u64 now, bool throttled)
 {
 	struct cpu_state *cs = cpu_state(cpu);
 
@@ -241,11 +280,54 @@ static __always_inline void wait_open(struct task_state *ts, __u32 cpu, __u64 no
 		count(CNT_WAIT_UNSEEN_CPU);
 		return;
 	}
-	if (queue_add(ts, cs, cpu, now))
+	ts->uncounted = throttled;
+	ts->be_ns = 0;
+	if (queue_add(ts, cs, cpu, now, task_cfs_rq_on(p, cpu)))
 		ts->wait_start = now;
 }
 
-static __always_inline void wait_close(struct task_state *ts, __u32 cpu, __u64 now)
+/* One record per long wait of an online task, a bounded number per container and CPU per second. */
+static __always_inline void long_wait_event(struct task_struct *victim, struct task_state *ts,
+					    struct cg_cpu_stats *st, __u32 cpu, __u64 now,
+					    __u64 wait, struct task_struct *culprit,
+					    __u64 culprit_cgid)
+{
+	struct long_wait_event *ev;
+
+	if (!long_wait_ns || wait < long_wait_ns || !KC_IS_ONLINE(ts->qclass))
+		return;
+	count(CNT_LONG_WAITS);
+	if (now - st->ev_window >= 1000000000ull) {
+		st->ev_window = now;
+		st->ev_count = 0;
+	}
+	if (st->ev_count >= events_per_sec) {
+		count(CNT_EVENTS_DROPPED);
+		return;
+	}
+	st->ev_count++;
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count(CNT_EVENTS_RB_FULL);
+		return;
+	}
+	ev->ts_ns = now;
+	ev->wait_ns = wait;
+	ev->be_ns = ts->be_ns;
+	ev->cgid = ts->cgid;
+	ev->culprit_cgid = culprit_cgid;
+	ev->pid = BPF_CORE_READ(victim, pid);
+	ev->culprit_pid = BPF_CORE_READ(culprit, pid);
+	ev->cpu = cpu;
+	ev->pad = 0;
+	BPF_CORE_READ_STR_INTO(&ev->comm, victim, comm);
+	BPF_CORE_READ_STR_INTO(&ev->culprit_comm, culprit, comm);
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/* @p gets @cpu after its wait; @prev ran there before it. */
+static __always_inline void wait_close(struct task_struct *p, struct task_state *ts, __u32 cpu,
+				       __u64 now, struct task_struct *prev, __u64 prev_cgid)
 {
 	struct cg_cpu_stats *st;
 	struct cg_hist *h;
@@ -268,6 +350,7 @@ static __always_inline void wait_close(struct task_state *ts, __u32 cpu, __u64 n
 	}
 	if (wait > st->epoch_max[e & 1])
 		st->epoch_max[e & 1] = wait;
+	long_wait_event(p, ts, st, cpu, now, wait, prev, prev_cgid);
 	h = bpf_map_lookup_elem(&cg_hist, &ts->cgid);
 	if (!h) {
 		static const struct cg_hist zero;
@@ -297,7 +380,7 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	if (!ts || ts->wait_start)
 		return 0;
 	refresh_identity(p, ts);
-	wait_open(ts, task_cpu(p), bpf_ktime_get_ns());
+	wait_open(p, ts, task_cpu(p), bpf_ktime_get_ns(), false);
 	return 0;
 }
 
@@ -344,9 +427,11 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u64 now = bpf_ktime_get_ns();
 	struct task_state *pts = NULL, *nts = NULL;
 	struct cg_cpu_stats *st;
+	__u64 prev_cgid;
 
 	if (!cs)
 		return 0;
+	prev_cgid = cs->cur_cgid;
 	if (cs->last_switch) {
 		if (prev_pid != cs->cur_pid)
 			count(CNT_SWITCH_MISSED);
@@ -372,7 +457,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		cs->cur_class = KC_UNCLASSIFIED;
 		if (nts) {
 			if (nts->wait_start)
-				wait_close(nts, cpu, now);
+				wait_close(next, nts, cpu, now, prev, prev_cgid);
 			refresh_identity(next, nts);
 			cs->cur_class = nts->class;
 			cs->cur_cgid = nts->cgid;
@@ -383,7 +468,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	/* prev is still runnable (preempted or yielded): it waits from now on. */
 	if (pts && (preempt || task_state_word(prev) == 0)) {
 		refresh_identity(prev, pts);
-		wait_open(pts, cpu, now);
+		wait_open(prev, pts, cpu, now, task_throttled(prev));
 	}
 
 	/* Waiting integrals as next starts, to difference when it stops. */
@@ -410,7 +495,7 @@ static __always_inline int on_migrate(struct task_struct *p, __u32 dest)
 	now = bpf_ktime_get_ns();
 	queue_remove(ts, now);
 	cs = cpu_state(dest);
-	if (!cs || !cs->last_switch || !queue_add(ts, cs, dest, now)) {
+	if (!cs || !cs->last_switch || !queue_add(ts, cs, dest, now, task_cfs_rq_on(p, dest))) {
 		ts->wait_start = 0;
 		count(CNT_WAIT_UNSEEN_CPU);
 	}

@@ -17,6 +17,14 @@
 
 static volatile sig_atomic_t stop;
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static void on_signal(int sig)
 {
 	stop = 1;
@@ -31,15 +39,32 @@ struct options {
 	enum attach_mode attach;
 	enum store_mode store;
 	unsigned int max_containers;
+	bool trace;
+	double long_wait_ms;
 };
+
+/* Long-wait records seen while watching (kept for --json, printed for --trace). */
+struct events {
+	struct long_wait_event *v;
+	size_t n, cap;
+	bool print;
+	struct container_table *table;
+	const char *root;
+	const struct class_rules *rules;
+	time_t rescanned;
+};
+
+#define MAX_EVENTS_KEPT 100000
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: koord-interference [-d SECONDS] [--json] [--class GLOB=QOS ...]\n"
-"                          [--cgroup-root PATH] [--top N] [-v]\n"
+"                          [--cgroup-root PATH] [--top N] [--trace] [-v]\n"
 "Watch the node for SECONDS (default 10) and report per container (cgroup of\n"
-"the cpu controller): CPU time and run-queue waits (count, p50, p99, max).\n"
+"the cpu controller): CPU time, run-queue waits (count, p50, p99, max), who\n"
+"held the CPU meanwhile (steal by class) and the online waiting it caused;\n"
+"then the offline containers that made online tasks wait, and a verdict.\n"
 "\n"
 "  -d, --duration SECONDS  how long to watch (0 < SECONDS <= 86400)\n"
 "  -j, --json              JSON output (schema: docs/metrics.md)\n"
@@ -48,6 +73,8 @@ static void usage(FILE *f)
 "  -r, --cgroup-root PATH  the cgroup hierarchy to watch (default: the one\n"
 "                          carrying the cpu controller, from /proc/self/mountinfo)\n"
 "  -t, --top N             show only the N containers with the longest p99 wait\n"
+"  -T, --trace             print each long wait of an online task as it happens\n"
+"      --long-wait MS      what counts as a long wait (default 5 ms)\n"
 "      --attach MODE       tp_btf or raw_tp (default: the best the kernel takes)\n"
 "      --task-store MODE   storage or hash (default: task storage where available)\n"
 "      --max-containers N  size of the per-container maps (default 4096)\n"
@@ -74,6 +101,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "class", required_argument, NULL, 'c' },
 		{ "cgroup-root", required_argument, NULL, 'r' },
 		{ "top", required_argument, NULL, 't' },
+		{ "trace", no_argument, NULL, 'T' },
+		{ "long-wait", required_argument, NULL, 'L' },
 		{ "attach", required_argument, NULL, 'A' },
 		{ "task-store", required_argument, NULL, 'S' },
 		{ "max-containers", required_argument, NULL, 'M' },
@@ -85,7 +114,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	unsigned long v;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "d:jc:r:t:vh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:jc:r:t:Tvh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			errno = 0;
@@ -114,6 +143,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			}
 			o->top = v;
+			break;
+		case 'T':
+			o->trace = true;
+			break;
+		case 'L':
+			errno = 0;
+			o->long_wait_ms = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(o->long_wait_ms) ||
+			    o->long_wait_ms < 0.001 || o->long_wait_ms > 60000) {
+				log_err("bad --long-wait \"%s\": want milliseconds, 0.001 to 60000", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'A':
 			if (!strcmp(optarg, "tp_btf"))
@@ -160,19 +201,56 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/* Sleep until the deadline or a signal. */
-static void watch(double seconds)
+static int on_event(void *ctx, const struct long_wait_event *ev)
 {
-	struct timespec ts = { .tv_sec = (time_t)seconds,
-			       .tv_nsec = (long)((seconds - (time_t)seconds) * 1e9) };
+	struct events *e = ctx;
+	time_t now = time(NULL);
 
-	while (!stop && nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	/* A container new since the last walk: walk again, at most once a second. */
+	if ((!container_table_get(e->table, ev->cgid) ||
+	     (ev->culprit_cgid && !container_table_get(e->table, ev->culprit_cgid))) &&
+	    now != e->rescanned) {
+		container_table_scan(e->table, e->root, e->rules, NULL);
+		e->rescanned = now;
+	}
+	if (e->print)
+		report_event(stdout, ev, e->table);
+	if (e->n == e->cap && e->cap < MAX_EVENTS_KEPT) {
+		size_t cap = e->cap ? e->cap * 2 : 256;
+		struct long_wait_event *v = realloc(e->v, cap * sizeof(*v));
+
+		if (v) {
+			e->v = v;
+			e->cap = cap;
+		}
+	}
+	if (e->n < e->cap)
+		e->v[e->n++] = *ev;
+	return 0;
+}
+
+/* Until the deadline or a signal, handing long-wait records over as they come. */
+static void watch(struct collector *col, double seconds)
+{
+	double deadline = now_s() + seconds, left;
+	int err;
+
+	while (!stop && (left = deadline - now_s()) > 0) {
+		err = collector_poll(col, left > 0.1 ? 100 : (int)(left * 1000) + 1);
+		if (err < 0 && err != -EINTR) {
+			log_warn("reading long-wait records: %s", strerror(-err));
+			break;
+		}
+	}
+	collector_poll(col, 0);
 }
 
 static void print_json(const struct window *w, const struct container_table *t,
-		       const struct cpu_hierarchy *h, const char *mode, size_t top)
+		       const struct cpu_hierarchy *h, const char *mode, size_t top,
+		       const struct suspects *sus, const struct events *ev)
 {
+	char verdict[1024];
+	json_object *events = json_object_new_array();
 	json_object *doc = json_object_new_object(), *arr = json_object_new_array();
 	json_object *hier = json_object_new_object(), *col = json_object_new_object();
 	const struct cg_window **rows;
@@ -185,6 +263,10 @@ static void print_json(const struct window *w, const struct container_table *t,
 	json_object_object_add(hier, "version", json_object_new_int(h->version));
 	json_object_object_add(doc, "hierarchy", hier);
 	json_object_object_add(col, "mode", json_object_new_string(mode));
+	json_object_object_add(col, "long_waits", json_object_new_uint64(w->counters[CNT_LONG_WAITS]));
+	json_object_object_add(col, "events_dropped",
+			       json_object_new_uint64(w->counters[CNT_EVENTS_DROPPED] +
+						      w->counters[CNT_EVENTS_RB_FULL]));
 	json_object_object_add(col, "unaccounted_events",
 			       json_object_new_uint64(w->counters[CNT_STATS_FULL] +
 						      w->counters[CNT_HIST_FULL] +
@@ -194,6 +276,12 @@ static void print_json(const struct window *w, const struct container_table *t,
 		json_object_array_add(arr, report_container_json(rows[i],
 					container_table_get(t, rows[i]->cgid)));
 	json_object_object_add(doc, "containers", arr);
+	json_object_object_add(doc, "suspects", report_suspects_json(sus, t));
+	for (i = 0; i < ev->n; i++)
+		json_object_array_add(events, report_event_json(&ev->v[i], t));
+	json_object_object_add(doc, "events", events);
+	report_verdict(verdict, sizeof(verdict), sus, t, w->dur_ns);
+	json_object_object_add(doc, "verdict", json_object_new_string(verdict));
 	puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
 					    JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(doc);
@@ -208,7 +296,10 @@ int main(int argc, char **argv)
 	struct sample a = {}, b = {};
 	struct cpu_hierarchy hier;
 	struct collector *col = NULL;
+	struct suspects sus = {};
+	struct events events = {};
 	struct window w = {};
+	char verdict[1024];
 	int err;
 
 	log_prog = "koord-interference";
@@ -227,21 +318,30 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	copts = (struct collector_opts){ .hier = &hier, .attach = o.attach, .store = o.store,
-					 .max_containers = o.max_containers };
+					 .max_containers = o.max_containers,
+					 .long_wait_ns = (__u64)(o.long_wait_ms * 1e6) };
 	err = collector_open(&copts, &col);
 	if (err)
 		goto out;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	events = (struct events){ .print = o.trace && !o.json, .table = &table,
+				  .root = hier.root, .rules = &o.rules };
 	err = collector_set_classes(col, &table);
 	if (!err)
+		err = collector_watch_events(col, on_event, &events);
+	if (!err)
 		err = collector_sample(col, &a);
-	if (err)
+	if (err) {
+		log_err("cannot start watching: %s", strerror(-err));
 		goto out;
+	}
 	if (!o.json)
 		fprintf(stderr, "koord-interference: watching %s (cgroup v%d) for %.1f s with %s...\n",
 			hier.root, hier.version, o.duration, collector_mode(col));
-	watch(o.duration);
+	if (events.print)
+		report_event_header(stdout);
+	watch(col, o.duration);
 	err = collector_sample(col, &b);
 	if (err) {
 		log_err("cannot read the collector's maps: %s", strerror(-err));
@@ -250,14 +350,24 @@ int main(int argc, char **argv)
 	/* Containers created while watching get their paths too. */
 	container_table_scan(&table, hier.root, &o.rules, NULL);
 	err = window_compute(&a, &b, &w);
+	if (!err)
+		err = suspects_rank(&w, &table, &sus);
 	if (err)
 		goto out;
-	if (o.json)
-		print_json(&w, &table, &hier, collector_mode(col), o.top);
-	else
+	if (o.json) {
+		print_json(&w, &table, &hier, collector_mode(col), o.top, &sus, &events);
+	} else {
+		if (events.print)
+			putchar('\n');
 		report_table(stdout, &w, &table, o.top);
+		report_suspects(stdout, &sus, &table, w.dur_ns);
+		report_verdict(verdict, sizeof(verdict), &sus, &table, w.dur_ns);
+		printf("\nVerdict: %s\n", verdict);
+	}
 out:
 	collector_close(col);
+	free(events.v);
+	suspects_free(&sus);
 	window_free(&w);
 	sample_free(&a);
 	sample_free(&b);

@@ -12,10 +12,15 @@
 #include "log.h"
 
 #define DEFAULT_MAX_CONTAINERS	4096
+#define DEFAULT_LONG_WAIT_NS	5000000ull
+#define DEFAULT_EVENTS_PER_SEC	100
 #define MAX_CG_CPU_ENTRIES	(1u << 20)
 
 struct collector {
 	struct koord *skel;
+	struct ring_buffer *rb;
+	long_wait_fn on_event;
+	void *event_ctx;
 	enum attach_mode attach;
 	enum store_mode store;
 	unsigned int nr_cpus;
@@ -107,6 +112,8 @@ static struct koord *load(const struct collector_opts *o, unsigned int nr_cpus,
 	s->rodata->use_task_storage = !hash;
 	s->rodata->cpu_hierarchy_id = hid;
 	s->rodata->nr_cpus = nr_cpus;
+	s->rodata->long_wait_ns = o->long_wait_ns ? o->long_wait_ns : DEFAULT_LONG_WAIT_NS;
+	s->rodata->events_per_sec = o->events_per_sec ? o->events_per_sec : DEFAULT_EVENTS_PER_SEC;
 	if (hash) {
 		bpf_map__set_type(s->maps.tasks, BPF_MAP_TYPE_HASH);
 		bpf_map__set_map_flags(s->maps.tasks, 0);
@@ -215,6 +222,7 @@ void collector_close(struct collector *c)
 {
 	if (!c)
 		return;
+	ring_buffer__free(c->rb);
 	koord__destroy(c->skel);
 	free(c);
 }
@@ -395,15 +403,30 @@ int collector_sample(struct collector *c, struct sample *s)
 	for (i = 0; i < n; i++)
 		order[i] = (struct entry_ref){ keys[i].cgid, i };
 	qsort(order, n, sizeof(*order), cmp_ref);
-	for (cs = NULL, i = 0; i < n; i++) {
+	free(s->pc);
+	s->npc = 0;
+	s->pc = calloc(n ? n : 1, sizeof(*s->pc));
+	if (!s->pc)
+		err = -ENOMEM;
+	for (cs = NULL, i = 0; !err && i < n; i++) {
+		const struct cg_cpu_stats *v = &vals[order[i].idx];
+
 		if (!cs || cs->cgid != order[i].cgid)
 			cs = sample_add(s, order[i].cgid);
 		if (!cs) {
 			err = -ENOMEM;
 			break;
 		}
-		fold(cs, &vals[order[i].idx], epoch);
+		fold(cs, v, epoch);
+		s->pc[s->npc++] = (struct cg_cpu_part){
+			.cgid = order[i].cgid, .cpu = keys[order[i].idx].cpu,
+			.steal_be_ns = v->steal_ns[KC_BE],
+			.inflicted_online_ns = v->inflicted_online_ns,
+		};
 	}
+	/* Within a container, by CPU. */
+	if (s->npc)
+		qsort(s->pc, s->npc, sizeof(*s->pc), cg_cpu_part_cmp);
 	free(order);
 	free(keys);
 	free(vals);
@@ -425,6 +448,30 @@ int collector_sample(struct collector *c, struct sample *s)
 	free(hvals);
 	s->mono_end_ns = mono_ns();
 	return 0;
+}
+
+static int ringbuf_cb(void *ctx, void *data, size_t len)
+{
+	struct collector *c = ctx;
+
+	if (len < sizeof(struct long_wait_event))
+		return 0;
+	return c->on_event(c->event_ctx, data);
+}
+
+int collector_watch_events(struct collector *c, long_wait_fn fn, void *ctx)
+{
+	c->on_event = fn;
+	c->event_ctx = ctx;
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), ringbuf_cb, c, NULL);
+	return c->rb ? 0 : -errno;
+}
+
+int collector_poll(struct collector *c, int timeout_ms)
+{
+	if (!c->rb)
+		return -EINVAL;
+	return ring_buffer__poll(c->rb, timeout_ms);
 }
 
 int collector_cpu_state(struct collector *c, unsigned int cpu, struct cpu_state *out)

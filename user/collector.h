@@ -15,7 +15,12 @@ struct collector_opts {
 	enum attach_mode attach;
 	enum store_mode store;
 	unsigned int max_containers;	/* 0: default */
+	__u64 long_wait_ns;		/* long-wait event threshold; 0: default 5 ms */
+	unsigned int events_per_sec;	/* per container and CPU; 0: default 100 */
 };
+
+/* Called for each long-wait record; a negative return stops the poll. */
+typedef int (*long_wait_fn)(void *ctx, const struct long_wait_event *ev);
 
 struct collector;
 
@@ -35,6 +40,11 @@ int collector_set_classes(struct collector *c, const struct container_table *t);
 
 /* Read every counter into @s (cleared first) and start a new max epoch. */
 int collector_sample(struct collector *c, struct sample *s);
+
+/* Deliver long-wait records to @fn from now on (collector_poll drives it). */
+int collector_watch_events(struct collector *c, long_wait_fn fn, void *ctx);
+/* Wait up to @timeout_ms for records; returns how many were handled or -errno (-EINTR on a signal). */
+int collector_poll(struct collector *c, int timeout_ms);
 
 /* The per-CPU state (waiting-task counts), for invariant checks. */
 int collector_cpu_state(struct collector *c, unsigned int cpu, struct cpu_state *out);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdlib.h>
+#include <string.h>
 #include "report.h"
 
 const char *steal_slot_name(unsigned int slot)
@@ -49,9 +50,43 @@ static json_object *us(__u64 ns)
 	return json_object_new_double((double)ns / 1000.0);
 }
 
+static const char *path_of(const struct container_table *t, __u64 cgid)
+{
+	const struct container *c = container_table_get(t, cgid);
+
+	return c ? c->path : "?";
+}
+
+static const char *qos_of(const struct container_table *t, __u64 cgid)
+{
+	const struct container *c = container_table_get(t, cgid);
+
+	return qos_name(c ? c->ident.qos : KC_UNCLASSIFIED);
+}
+
+/* Part of the window's cpu + wait, in percent. */
+static double pct(__u64 part, const struct cg_window *cw)
+{
+	__u64 all = cw->cpu_ns + cw->wait_ns;
+
+	return all ? 100.0 * part / all : 0;
+}
+
+/* Waits lost to other containers: every class's part but idle, self and throttled. */
+static __u64 steal_others(const struct cg_window *cw)
+{
+	__u64 n = 0;
+	unsigned int k;
+
+	for (k = 0; k < KC_NR; k++)
+		if (k != KC_IDLE)
+			n += cw->steal_ns[k];
+	return n;
+}
+
 json_object *report_container_json(const struct cg_window *cw, const struct container *c)
 {
-	json_object *o = json_object_new_object(), *runq, *steal, *infl;
+	json_object *o = json_object_new_object(), *runq, *steal, *ratio, *infl;
 	unsigned int i;
 
 	json_object_object_add(o, "cgroup", json_object_new_string(c ? c->path : "?"));
@@ -76,6 +111,11 @@ json_object *report_container_json(const struct cg_window *cw, const struct cont
 	for (i = 0; i < ST_NR; i++)
 		json_object_object_add(steal, steal_slot_name(i), u64(cw->steal_ns[i]));
 	json_object_object_add(o, "steal_ns", steal);
+	ratio = json_object_new_object();
+	for (i = 0; i < ST_NR; i++)
+		json_object_object_add(ratio, steal_slot_name(i),
+				       json_object_new_double(pct(cw->steal_ns[i], cw) / 100));
+	json_object_object_add(o, "steal_ratio", ratio);
 
 	infl = json_object_new_object();
 	json_object_object_add(infl, "online", u64(cw->inflicted_online_ns));
@@ -93,16 +133,125 @@ void report_table(FILE *f, const struct window *w, const struct container_table 
 
 	if (top && n > top)
 		n = top;
-	fprintf(f, "%-6s %9s %8s %9s %9s %9s %10s  %s\n", "QOS", "CPU_ms", "WAITS",
-		"P50_us", "P99_us", "MAX_us", "WAIT_ms", "CGROUP");
+	fprintf(f, "%-6s %9s %8s %9s %9s %9s %10s %6s %6s %10s  %s\n", "QOS", "CPU_ms",
+		"WAITS", "P50_us", "P99_us", "MAX_us", "WAIT_ms", "BE%", "STEAL%", "INFL_ON_ms",
+		"CGROUP");
 	for (i = 0; i < n; i++) {
 		const struct cg_window *cw = rows[i];
 
 		c = container_table_get(t, cw->cgid);
-		fprintf(f, "%-6s %9.1f %8llu %9.1f %9.1f %9.1f %10.2f  %s\n",
+		fprintf(f, "%-6s %9.1f %8llu %9.1f %9.1f %9.1f %10.2f %6.1f %6.1f %10.2f  %s\n",
 			qos_name(c ? c->ident.qos : KC_UNCLASSIFIED), cw->cpu_ns / 1e6,
 			(unsigned long long)cw->wait_count, cw->p50_ns / 1e3, cw->p99_ns / 1e3,
-			cw->wait_max / 1e3, cw->wait_ns / 1e6, c ? c->path : "?");
+			cw->wait_max / 1e3, cw->wait_ns / 1e6, pct(cw->steal_ns[KC_BE], cw),
+			pct(steal_others(cw), cw), cw->inflicted_online_ns / 1e6,
+			c ? c->path : "?");
 	}
 	free(rows);
+}
+
+void report_suspects(FILE *f, const struct suspects *s, const struct container_table *t,
+		     __u64 dur_ns)
+{
+	size_t i, j;
+
+	fprintf(f, "\nSuspects (offline containers by the online waiting they caused):\n");
+	if (!s->n)
+		fprintf(f, "  none\n");
+	for (i = 0; i < s->n; i++) {
+		const struct suspect *x = &s->v[i];
+
+		fprintf(f, "  %zu. %s  %.2f ms online wait (%.0f%%)\n", i + 1,
+			path_of(t, x->cgid), x->inflicted_online_ns / 1e6, 100 * x->share);
+		for (j = 0; j < x->nvictims; j++)
+			fprintf(f, "       victim %s %s  BE steal %.2f ms\n",
+				qos_of(t, x->victims[j].cgid), path_of(t, x->victims[j].cgid),
+				x->victims[j].be_steal_ns / 1e6);
+	}
+}
+
+void report_verdict(char *buf, size_t len, const struct suspects *s,
+		    const struct container_table *t, __u64 dur_ns)
+{
+	const struct suspect *x = s->n ? &s->v[0] : NULL;
+	size_t j, off;
+
+	if (!suspects_found(s, dur_ns)) {
+		snprintf(buf, len, "no interference found");
+		return;
+	}
+	off = snprintf(buf, len, "BE container %s caused %.0f%% of the online waiting; victims:",
+		       path_of(t, x->cgid), 100 * x->share);
+	for (j = 0; j < x->nvictims && off < len; j++)
+		off += snprintf(buf + off, len - off, "%s %s", j ? "," : "",
+				path_of(t, x->victims[j].cgid));
+	if (!x->nvictims && off < len)
+		snprintf(buf + off, len - off, " none attributed");
+}
+
+json_object *report_suspects_json(const struct suspects *s, const struct container_table *t)
+{
+	json_object *arr = json_object_new_array(), *o, *vs, *v;
+	size_t i, j;
+
+	for (i = 0; i < s->n; i++) {
+		const struct suspect *x = &s->v[i];
+
+		o = json_object_new_object();
+		json_object_object_add(o, "cgroup", json_object_new_string(path_of(t, x->cgid)));
+		json_object_object_add(o, "id", u64(x->cgid));
+		json_object_object_add(o, "qos", json_object_new_string(qos_of(t, x->cgid)));
+		json_object_object_add(o, "inflicted_online_ns", u64(x->inflicted_online_ns));
+		json_object_object_add(o, "share", json_object_new_double(x->share));
+		vs = json_object_new_array();
+		for (j = 0; j < x->nvictims; j++) {
+			v = json_object_new_object();
+			json_object_object_add(v, "cgroup", json_object_new_string(
+				path_of(t, x->victims[j].cgid)));
+			json_object_object_add(v, "qos", json_object_new_string(
+				qos_of(t, x->victims[j].cgid)));
+			json_object_object_add(v, "be_steal_ns", u64(x->victims[j].be_steal_ns));
+			json_object_array_add(vs, v);
+		}
+		json_object_object_add(o, "victims", vs);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+void report_event_header(FILE *f)
+{
+	fprintf(f, "%-16s %-7s %9s %5s  %-24s %s\n", "VICTIM", "PID", "WAIT_ms", "BE%",
+		"CULPRIT (ran last)", "VICTIM CGROUP <- CULPRIT CGROUP");
+}
+
+void report_event(FILE *f, const struct long_wait_event *ev, const struct container_table *t)
+{
+	char culprit[40];
+
+	snprintf(culprit, sizeof(culprit), "%.16s/%u", ev->culprit_comm, ev->culprit_pid);
+	fprintf(f, "%-16.16s %-7u %9.3f %5.1f  %-24s %s <- %s\n", ev->comm, ev->pid,
+		ev->wait_ns / 1e6, ev->wait_ns ? 100.0 * ev->be_ns / ev->wait_ns : 0, culprit,
+		path_of(t, ev->cgid), ev->culprit_cgid ? path_of(t, ev->culprit_cgid) : "(idle)");
+	fflush(f);
+}
+
+json_object *report_event_json(const struct long_wait_event *ev, const struct container_table *t)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ts_ns", u64(ev->ts_ns));
+	json_object_object_add(o, "cpu", json_object_new_int(ev->cpu));
+	json_object_object_add(o, "pid", json_object_new_int(ev->pid));
+	json_object_object_add(o, "comm", json_object_new_string_len(ev->comm,
+						strnlen(ev->comm, sizeof(ev->comm))));
+	json_object_object_add(o, "cgroup", json_object_new_string(path_of(t, ev->cgid)));
+	json_object_object_add(o, "wait_ns", u64(ev->wait_ns));
+	json_object_object_add(o, "be_ns", u64(ev->be_ns));
+	json_object_object_add(o, "culprit_pid", json_object_new_int(ev->culprit_pid));
+	json_object_object_add(o, "culprit_comm", json_object_new_string_len(ev->culprit_comm,
+						strnlen(ev->culprit_comm, sizeof(ev->culprit_comm))));
+	json_object_object_add(o, "culprit_cgroup", ev->culprit_cgid ?
+			       json_object_new_string(path_of(t, ev->culprit_cgid)) : NULL);
+	return o;
 }

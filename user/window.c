@@ -47,6 +47,7 @@ const struct cg_sample *sample_find(const struct sample *s, __u64 cgid)
 void sample_free(struct sample *s)
 {
 	free(s->v);
+	free(s->pc);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -82,6 +83,40 @@ static void diff_one(const struct cg_sample *a, const struct cg_sample *b, struc
 	w->p99_ns = hist_quantile(w->hist, n, 0.99, w->wait_max);
 }
 
+int cg_cpu_part_cmp(const void *x, const void *y)
+{
+	const struct cg_cpu_part *a = x, *b = y;
+
+	if (a->cgid != b->cgid)
+		return a->cgid < b->cgid ? -1 : 1;
+	return a->cpu < b->cpu ? -1 : a->cpu > b->cpu;
+}
+
+/* Per container and CPU increases, for pairing culprits with victims. */
+static int diff_parts(const struct sample *a, const struct sample *b, struct window *w)
+{
+	const struct cg_cpu_part *pa;
+	size_t i;
+
+	if (!b->npc)
+		return 0;
+	w->pc = calloc(b->npc, sizeof(*w->pc));
+	if (!w->pc)
+		return -ENOMEM;
+	for (i = 0; i < b->npc; i++) {
+		const struct cg_cpu_part *pb = &b->pc[i];
+		struct cg_cpu_part *d = &w->pc[w->npc++];
+
+		pa = a->npc ? bsearch(pb, a->pc, a->npc, sizeof(*pb), cg_cpu_part_cmp) : NULL;
+		*d = *pb;
+		if (pa) {
+			d->steal_be_ns = delta(pa->steal_be_ns, pb->steal_be_ns);
+			d->inflicted_online_ns = delta(pa->inflicted_online_ns, pb->inflicted_online_ns);
+		}
+	}
+	return 0;
+}
+
 int window_compute(const struct sample *a, const struct sample *b, struct window *w)
 {
 	size_t i;
@@ -97,7 +132,7 @@ int window_compute(const struct sample *a, const struct sample *b, struct window
 		return -ENOMEM;
 	for (i = 0; i < b->n; i++)
 		diff_one(sample_find(a, b->v[i].cgid), &b->v[i], &w->v[w->n++]);
-	return 0;
+	return diff_parts(a, b, w);
 }
 
 const struct cg_window *window_find(const struct window *w, __u64 cgid)
@@ -110,5 +145,6 @@ const struct cg_window *window_find(const struct window *w, __u64 cgid)
 void window_free(struct window *w)
 {
 	free(w->v);
+	free(w->pc);
 	memset(w, 0, sizeof(*w));
 }

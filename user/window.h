@@ -15,13 +15,23 @@ struct cg_sample {
 	__u32 hist[HIST_BUCKETS];
 };
 
-/* Everything read at one moment; v sorted by cgid. */
+/* One container on one CPU: what pairs culprits with victims. */
+struct cg_cpu_part {
+	__u64 cgid;
+	__u32 cpu;
+	__u64 steal_be_ns;		/* BE's part of the container's waits there */
+	__u64 inflicted_online_ns;	/* online waiting it caused there */
+};
+
+/* Everything read at one moment; v sorted by cgid, pc by (cgid, cpu). */
 struct sample {
 	__u64 mono_ns;		/* CLOCK_MONOTONIC just before the maps were read ... */
 	__u64 mono_end_ns;	/* ... and just after */
 	__u64 counters[CNT_NR];
 	struct cg_sample *v;
 	size_t n, cap;
+	struct cg_cpu_part *pc;
+	size_t npc;
 };
 
 /* One container over a window [a, b]. */
@@ -40,7 +50,12 @@ struct window {
 	__u64 counters[CNT_NR];
 	struct cg_window *v;
 	size_t n;
+	struct cg_cpu_part *pc;	/* increases per container and CPU, sorted */
+	size_t npc;
 };
+
+/* Order of cg_cpu_part: by container, then CPU (for qsort/bsearch). */
+int cg_cpu_part_cmp(const void *a, const void *b);
 
 struct cg_sample *sample_add(struct sample *s, __u64 cgid);
 void sample_sort(struct sample *s);
