@@ -46,6 +46,7 @@ struct task_state {
 	__u64 cfs;		/* the group's cfs_rq on qcpu ... */
 	__u64 snap_thr;		/* ... and its throttled time at enqueue */
 	__u64 be_ns;		/* BE's part of the open wait so far */
+	__u64 seg_start;	/* when it was queued on qcpu */
 };
 
 /*
@@ -183,6 +184,14 @@ static __always_inline __u64 self_now(const struct cpu_state *cs,
 	return st->cpu_ns + (cs->cur_cgid == cgid ? now - cs->last_switch : 0);
 }
 
+/* @v read as signed, clamped to [0, @max]. */
+static __always_inline __u64 bounded(__u64 v, __u64 max)
+{
+	if ((__s64)v < 0)
+		return 0;
+	return v > max ? max : v;
+}
+
 /* The task starts waiting on @cpu's queue: snapshot clocks, count it. */
 static __always_inline bool queue_add(struct task_state *ts, struct cpu_state *cs,
 				      __u32 cpu, __u64 now, __u64 cfs)
@@ -199,6 +208,7 @@ static __always_inline bool queue_add(struct task_state *ts, struct cpu_state *c
 	ts->qclass = ts->class;
 	ts->cfs = cfs;
 	ts->snap_thr = cfs_throttled_ns(cfs);
+	ts->seg_start = now;
 	if (ts->uncounted)
 		return true;
 	__sync_fetch_and_add(&cs->n_all, 1);
@@ -213,13 +223,14 @@ static __always_inline bool queue_add(struct task_state *ts, struct cpu_state *c
 }
 
 /*
- * The task leaves the queue of ts->qcpu (it runs, or migrates): uncount it
- * and charge who held that CPU meanwhile to the container's steal split.
+ * The task leaves the queue of ts->qcpu: uncount it, and when it runs or
+ * migrates (@charge), charge who held that CPU meanwhile to the container's
+ * steal split. A wait found stale is dropped without charge.
  */
-static __always_inline void queue_remove(struct task_state *ts, __u64 now)
+static __always_inline void queue_remove(struct task_state *ts, __u64 now, bool charge)
 {
 	struct cpu_state *cs = cpu_state(ts->qcpu);
-	__u64 d[KC_NR], self, others = 0, thr;
+	__u64 d[KC_NR], self, others = 0, thr, elapsed;
 	struct cg_cpu_stats *st;
 	__u32 k;
 
@@ -240,10 +251,17 @@ static __always_inline void queue_remove(struct task_state *ts, __u64 now)
 		__sync_fetch_and_add(&st->own_n, -1);
 		__sync_fetch_and_add(&st->own_s, now);
 	}
+	if (!charge)
+		return;
 
-	self = self_now(cs, st, ts->cgid, now) - ts->snap_self;
+	/*
+	 * A migration snapshots the destination's clocks without its lock, so a
+	 * part can come out negative or too long: keep each in [0, elapsed].
+	 */
+	elapsed = now - ts->seg_start;
+	self = bounded(self_now(cs, st, ts->cgid, now) - ts->snap_self, elapsed);
 	for (k = 0; k < KC_NR; k++) {
-		d[k] = clock_now(cs, k, now) - ts->snap[k];
+		d[k] = bounded(clock_now(cs, k, now) - ts->snap[k], elapsed);
 		if (k == ts->qclass)
 			d[k] = d[k] > self ? d[k] - self : 0;
 		others += d[k];
@@ -334,7 +352,7 @@ static __always_inline void wait_close(struct task_struct *p, struct task_state 
 	__u64 wait = now - ts->wait_start, e;
 	__u32 b;
 
-	queue_remove(ts, now);
+	queue_remove(ts, now, true);
 	ts->wait_start = 0;
 	st = cg_cpu_stats(ts->cgid, cpu);
 	if (!st)
@@ -442,7 +460,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	if (prev_pid) {
 		pts = task_state(prev, true);
 		if (pts && pts->wait_start) {	/* a wait opened while it ran */
-			queue_remove(pts, now);
+			queue_remove(pts, now, false);
 			pts->wait_start = 0;
 			count(CNT_WAIT_STALE);
 		}
@@ -493,7 +511,7 @@ static __always_inline int on_migrate(struct task_struct *p, __u32 dest)
 	if (!ts || !ts->wait_start || ts->qcpu == dest)
 		return 0;
 	now = bpf_ktime_get_ns();
-	queue_remove(ts, now);
+	queue_remove(ts, now, true);
 	cs = cpu_state(dest);
 	if (!cs || !cs->last_switch || !queue_add(ts, cs, dest, now, task_cfs_rq_on(p, dest))) {
 		ts->wait_start = 0;
@@ -511,7 +529,7 @@ static __always_inline int on_exit(struct task_struct *p)
 	if (use_task_storage || !ts)
 		return 0;
 	if (ts->wait_start)
-		queue_remove(ts, bpf_ktime_get_ns());
+		queue_remove(ts, bpf_ktime_get_ns(), false);
 	bpf_map_delete_elem(&tasks, &tid);
 	return 0;
 }

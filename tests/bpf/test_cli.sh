@@ -40,8 +40,16 @@ for x in c:
     for k in ("count", "p50_us", "p99_us", "max_us", "wait_ns"):
         assert k in x["runq"], k
     assert x["runq"]["p50_us"] <= x["runq"]["p99_us"] <= x["runq"]["max_us"] + 1e-9
+    assert all(0 <= v <= x["runq"]["wait_ns"] + 10**9 for v in x["steal_ns"].values())
+for k in ("suspects", "events", "verdict"):
+    assert k in d, k
 ' "$json"
 check "nothing attached after a normal exit" detached
+out=$($bin -d 1 --trace --long-wait 0.001 2>/dev/null)
+check "--trace prints long waits as they happen, then the report and a verdict" \
+	bash -c 'grep -q "^VICTIM .*WAIT_ms" <<<"$1" && grep -q "^Suspects" <<<"$1" && grep -q "^Verdict: " <<<"$1" &&
+		 [ "$(grep -c " <- " <<<"$1")" -gt 0 ]' _ "$out"
+check "bad --long-wait" errors_with 'bad --long-wait' $bin -d 1 --long-wait -3
 
 $bin -d 60 >/tmp/koord-cli-$$.out 2>&1 &
 pid=$!

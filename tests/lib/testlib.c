@@ -214,6 +214,7 @@ void test_cgroup_cleanup(void)
 	if (base_abs[0]) {
 		rmdir_tree(base_abs);
 		base_abs[0] = '\0';
+		base_rel[0] = '\0';
 	}
 }
 
@@ -247,7 +248,8 @@ pid_t spawn(const struct cpu_hierarchy *h, const char *rel, int cpu, enum worklo
 		signal(SIGTERM, SIG_DFL);
 		close(ready[0]);
 		c = cgroup_write(h, rel, "cgroup.procs", "0") ? 1 : 0;
-		pin(cpu);
+		if (cpu >= 0)
+			pin(cpu);
 		if (write(ready[1], &c, 1) != 1 || c)
 			_exit(1);
 		close(ready[1]);

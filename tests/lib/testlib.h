@@ -34,7 +34,7 @@ void test_cgroup_cleanup(void);
 
 enum workload { WL_HOG, WL_PROBE };
 /*
- * Fork a process pinned to @cpu inside cgroup @rel: a CPU hog, or a probe
+ * Fork a process pinned to @cpu (-1: not pinned) inside cgroup @rel: a CPU hog, or a probe
  * that sleeps @period_us and wakes in a loop. Killed at exit.
  */
 pid_t spawn(const struct cpu_hierarchy *h, const char *rel, int cpu, enum workload wl,
