@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include "report.h"
 
@@ -56,6 +57,31 @@ static const char *path_of(const struct container_table *t, __u64 cgid)
 
 	return c ? c->path : "?";
 }
+
+/*
+ * A cgroup name may hold any byte but '/' and NUL: for a terminal, show
+ * control characters and backslashes escaped (\n, \x1b, \\).
+ */
+#define SHOWN_MAX (4 * PATH_MAX + 1)
+static const char *shown(const char *s, char *buf)
+{
+	size_t n = 0;
+
+	for (; *s && n + 5 < SHOWN_MAX; s++) {
+		unsigned char c = *s;
+
+		if (c == '\\')
+			n += snprintf(buf + n, SHOWN_MAX - n, "\\\\");
+		else if (c < 0x20 || c == 0x7f)
+			n += snprintf(buf + n, SHOWN_MAX - n, c == '\n' ? "\\n" : "\\x%02x", c);
+		else
+			buf[n++] = c;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static char shown_a[SHOWN_MAX], shown_b[SHOWN_MAX];
 
 static const char *qos_of(const struct container_table *t, __u64 cgid)
 {
@@ -145,7 +171,7 @@ void report_table(FILE *f, const struct window *w, const struct container_table 
 			(unsigned long long)cw->wait_count, cw->p50_ns / 1e3, cw->p99_ns / 1e3,
 			cw->wait_max / 1e3, cw->wait_ns / 1e6, pct(cw->steal_ns[KC_BE], cw),
 			pct(steal_others(cw), cw), cw->inflicted_online_ns / 1e6,
-			c ? c->path : "?");
+			shown(c ? c->path : "?", shown_a));
 	}
 	free(rows);
 }
@@ -162,10 +188,12 @@ void report_suspects(FILE *f, const struct suspects *s, const struct container_t
 		const struct suspect *x = &s->v[i];
 
 		fprintf(f, "  %zu. %s  %.2f ms online wait (%.0f%%)\n", i + 1,
-			path_of(t, x->cgid), x->inflicted_online_ns / 1e6, 100 * x->share);
+			shown(path_of(t, x->cgid), shown_a), x->inflicted_online_ns / 1e6,
+			100 * x->share);
 		for (j = 0; j < x->nvictims; j++)
 			fprintf(f, "       victim %s %s  BE steal %.2f ms\n",
-				qos_of(t, x->victims[j].cgid), path_of(t, x->victims[j].cgid),
+				qos_of(t, x->victims[j].cgid),
+				shown(path_of(t, x->victims[j].cgid), shown_a),
 				x->victims[j].be_steal_ns / 1e6);
 	}
 }
@@ -181,10 +209,10 @@ void report_verdict(char *buf, size_t len, const struct suspects *s,
 		return;
 	}
 	off = snprintf(buf, len, "BE container %s caused %.0f%% of the online waiting; victims:",
-		       path_of(t, x->cgid), 100 * x->share);
+		       shown(path_of(t, x->cgid), shown_a), 100 * x->share);
 	for (j = 0; j < x->nvictims && off < len; j++)
 		off += snprintf(buf + off, len - off, "%s %s", j ? "," : "",
-				path_of(t, x->victims[j].cgid));
+				shown(path_of(t, x->victims[j].cgid), shown_a));
 	if (!x->nvictims && off < len)
 		snprintf(buf + off, len - off, " none attributed");
 }
@@ -232,7 +260,8 @@ void report_event(FILE *f, const struct long_wait_event *ev, const struct contai
 	snprintf(culprit, sizeof(culprit), "%.16s/%u", ev->culprit_comm, ev->culprit_pid);
 	fprintf(f, "%-16.16s %-7u %9.3f %5.1f  %-24s %s <- %s\n", ev->comm, ev->pid,
 		ev->wait_ns / 1e6, ev->wait_ns ? 100.0 * ev->be_ns / ev->wait_ns : 0, culprit,
-		path_of(t, ev->cgid), ev->culprit_cgid ? path_of(t, ev->culprit_cgid) : "(idle)");
+		shown(path_of(t, ev->cgid), shown_a),
+		ev->culprit_cgid ? shown(path_of(t, ev->culprit_cgid), shown_b) : "(idle)");
 	fflush(f);
 }
 

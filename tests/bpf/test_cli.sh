@@ -61,5 +61,24 @@ check "Ctrl-C ends a long watch promptly with a report" \
 	bash -c "[ $rc -eq 0 ] && [ \$(( \$(date +%s) - $start )) -le 3 ] && grep -q '^QOS' /tmp/koord-cli-$$.out"
 check "nothing attached after Ctrl-C" detached
 rm -f /tmp/koord-cli-$$.out
+
+# A cgroup name with a tab and an escape sequence (the kernel refuses newlines):
+# escaped in text, exact in JSON.
+root=$($bin -d 0.1 --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["hierarchy"]["root"])')
+evil="$root/koord-cli-$$/evil"$'\t'"name"$'\x1b'"[31m"
+mkdir -p "$evil"
+(echo 0 > "$evil/cgroup.procs" && exec timeout 4 sh -c 'while :; do :; done') &
+sleep 0.3
+text=$($bin -d 1 2>/dev/null)
+json=$($bin -d 1 --json 2>/dev/null)
+wait
+rmdir "$evil" "$root/koord-cli-$$"
+check "odd cgroup names are escaped in text" \
+	bash -c 'grep -qF "evil\\x09name\\x1b[31m" <<<"$1" && ! grep -q $'"'"'\x1b'"'"' <<<"$1"' _ "$text"
+check "and exact in JSON" python3 -c '
+import json, sys
+names = [c["cgroup"] for c in json.loads(sys.argv[1])["containers"]]
+assert any(n.endswith("/evil\tname\x1b[31m") for n in names), names
+' "$json"
 echo "test_cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
