@@ -11,7 +11,7 @@ msg       = $(if $(filter 1,$(V)),,@printf '  %-8s %s\n' "$(1)" "$(2)";)
 CFLAGS   ?= -O2 -g
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Werror -std=gnu11 -D_GNU_SOURCE \
 	    -I$(OUT) -Iuser -Ibpf -MMD -MP
-LDLIBS   := -lbpf -lelf -lz -ljson-c -lm
+LDLIBS   := -lbpf -lelf -lz -ljson-c -lmicrohttpd -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	    -Ivmlinux/$(ARCH) -Ibpf -MMD -MP
 
@@ -107,3 +107,6 @@ clean:
 
 # Self-tests in qemu VMs on other kernels (docs/vm-test.md).
 include scripts/vm.mk
+
+# `sudo make bench`: per-event cost and start-up (docs/performance.md).
+include scripts/bench/bench.mk

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The Prometheus exposition: exact text, label escaping, histogram buckets. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+#include "exporter.h"
+#include "hist.h"
+#include "window.h"
+
+struct fixture {
+	char root[256];
+	struct container_table t;
+	struct exporter e;
+	struct sample a, b;
+	struct window w;
+	char *out;
+};
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	snprintf(fx->root, sizeof(fx->root), "%s/koord-exp-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(fx->root)) {
+		free(fx);
+		return -1;
+	}
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	nftw(fx->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	container_table_free(&fx->t);
+	exporter_free(&fx->e);
+	sample_free(&fx->a);
+	sample_free(&fx->b);
+	window_free(&fx->w);
+	free(fx->out);
+	free(fx);
+	return 0;
+}
+
+/* mkdir @rel below the root; its inode (the container id). */
+static __u64 mkcg(struct fixture *fx, const char *rel)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s%s", fx->root, rel);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_ino;
+}
+
+static void scan(struct fixture *fx)
+{
+	assert_int_equal(container_table_scan(&fx->t, fx->root, NULL, NULL), 0);
+}
+
+static char *render(struct fixture *fx, const struct window *w)
+{
+	struct exporter_info info = { .version = "test", .last_period_s = -1, .scans = 1 };
+	size_t len;
+
+	free(fx->out);
+	fx->out = NULL;
+	assert_int_equal(exporter_render(&fx->e, &fx->b, w, &fx->t, &info, &fx->out, &len), 0);
+	assert_int_equal(strlen(fx->out), len);
+	return fx->out;
+}
+
+static const char expected_head[] =
+"# HELP koord_bpf_build_info The koord-bpf version; always 1.\n"
+"# TYPE koord_bpf_build_info gauge\n"
+"koord_bpf_build_info{version=\"test\"} 1\n"
+"# HELP koord_bpf_cgroup_scans_total Walks of the cgroup hierarchy (at start, when unknown containers appear, and periodically).\n"
+"# TYPE koord_bpf_cgroup_scans_total counter\n"
+"koord_bpf_cgroup_scans_total 1\n"
+"# HELP koord_bpf_collector_events_total Collector events by kind: map-full losses, dropped waits, missed switches, long waits and their records.\n"
+"# TYPE koord_bpf_collector_events_total counter\n"
+"koord_bpf_collector_events_total{kind=\"stats_map_full\"} 0\n"
+"koord_bpf_collector_events_total{kind=\"hist_map_full\"} 0\n"
+"koord_bpf_collector_events_total{kind=\"task_map_full\"} 0\n"
+"koord_bpf_collector_events_total{kind=\"wait_unseen_cpu\"} 0\n"
+"koord_bpf_collector_events_total{kind=\"wait_stale\"} 0\n"
+"koord_bpf_collector_events_total{kind=\"switch_missed\"} 7\n"
+"koord_bpf_collector_events_total{kind=\"long_wait\"} 2\n"
+"koord_bpf_collector_events_total{kind=\"long_wait_record_rate_limited\"} 0\n"
+"koord_bpf_collector_events_total{kind=\"long_wait_record_ringbuf_full\"} 0\n"
+"# HELP koord_bpf_containers Cgroups of the cpu controller's hierarchy, by QoS class.\n"
+"# TYPE koord_bpf_containers gauge\n"
+"koord_bpf_containers{qos=\"LSE\"} 0\n"
+"koord_bpf_containers{qos=\"LSR\"} 0\n"
+"koord_bpf_containers{qos=\"LS\"} 0\n"
+"koord_bpf_containers{qos=\"BE\"} 0\n"
+"koord_bpf_containers{qos=\"SYSTEM\"} 2\n"
+"koord_bpf_containers{qos=\"UNCLASSIFIED\"} 0\n"
+"# HELP koord_bpf_unknown_containers Containers with counters but not (yet) found in the hierarchy; left out of the per-container series.\n"
+"# TYPE koord_bpf_unknown_containers gauge\n"
+"koord_bpf_unknown_containers 1\n"
+"# HELP koord_bpf_cpu_seconds_total On-CPU time of the container's tasks (sched_switch).\n"
+"# TYPE koord_bpf_cpu_seconds_total counter\n"
+"koord_bpf_cpu_seconds_total{cgroup=\"/app\",qos=\"SYSTEM\",pod_uid=\"\",container_id=\"\"} 1.5\n"
+"# HELP koord_bpf_runqueue_wait_seconds Run-queue waits: runnable but not running, from wakeup or preemption to switch-in.\n"
+"# TYPE koord_bpf_runqueue_wait_seconds histogram\n";
+
+#define L "cgroup=\"/app\",qos=\"SYSTEM\",pod_uid=\"\",container_id=\"\""
+static const char expected_tail[] =
+"koord_bpf_runqueue_wait_seconds_bucket{" L ",le=\"+Inf\"} 3\n"
+"koord_bpf_runqueue_wait_seconds_sum{" L "} 20.000003501\n"
+"koord_bpf_runqueue_wait_seconds_count{" L "} 3\n"
+"# HELP koord_bpf_runqueue_wait_max_seconds The longest run-queue wait that ended in the last period (exact; 0 without waits).\n"
+"# TYPE koord_bpf_runqueue_wait_max_seconds gauge\n"
+"koord_bpf_runqueue_wait_max_seconds{" L "} 20\n"
+"# HELP koord_bpf_steal_seconds_total Run-queue wait split by what the queue CPU ran meanwhile: another container's class, idle, the container itself (self) or its own CFS quota (throttled).\n"
+"# TYPE koord_bpf_steal_seconds_total counter\n"
+"koord_bpf_steal_seconds_total{" L ",from=\"unclassified\"} 0\n"
+"koord_bpf_steal_seconds_total{" L ",from=\"LSE\"} 0\n"
+"koord_bpf_steal_seconds_total{" L ",from=\"LSR\"} 0\n"
+"koord_bpf_steal_seconds_total{" L ",from=\"LS\"} 0\n"
+"koord_bpf_steal_seconds_total{" L ",from=\"BE\"} 19\n"
+"koord_bpf_steal_seconds_total{" L ",from=\"SYSTEM\"} 0\n"
+"koord_bpf_steal_seconds_total{" L ",from=\"idle\"} 0.000003501\n"
+"koord_bpf_steal_seconds_total{" L ",from=\"self\"} 0.5\n"
+"koord_bpf_steal_seconds_total{" L ",from=\"throttled\"} 0.5\n"
+"# HELP koord_bpf_inflicted_wait_seconds_total Waiting the container caused: its run time times the other containers' tasks waiting on that CPU (victims online or all).\n"
+"# TYPE koord_bpf_inflicted_wait_seconds_total counter\n"
+"koord_bpf_inflicted_wait_seconds_total{" L ",victims=\"online\"} 0.25\n"
+"koord_bpf_inflicted_wait_seconds_total{" L ",victims=\"all\"} 1\n";
+
+/*
+ * One container /app with three waits (500 ns, 3 us, 20 s), one container
+ * the table does not know, no window: the whole text, byte for byte.
+ */
+static void exact_output(void **state)
+{
+	struct fixture *fx = *state;
+	struct cg_sample *cs;
+	char expected[16384], line[256];
+	unsigned int k;
+	size_t n;
+
+	__u64 id = mkcg(fx, "/app");
+
+	scan(fx);
+	cs = sample_add(&fx->b, id);
+	cs->s.cpu_ns = 1500000000;
+	cs->s.wait_count = 3;
+	cs->s.wait_ns = 20000003501ull;
+	cs->s.steal_ns[KC_BE] = 19000000000ull;
+	cs->s.steal_ns[KC_IDLE] = 3501;
+	cs->s.steal_ns[ST_SELF] = 500000000;
+	cs->s.steal_ns[ST_THROTTLED] = 500000000;
+	cs->s.inflicted_online_ns = 250000000;
+	cs->s.inflicted_all_ns = 1000000000;
+	cs->epoch_max = 20000000000ull;
+	cs->hist[hist_bucket(500)]++;
+	cs->hist[hist_bucket(3000)]++;
+	cs->hist[hist_bucket(20000000000ull)]++;
+	sample_add(&fx->b, id + 1000000)->s.cpu_ns = 1;	/* unknown: left out */
+	sample_sort(&fx->b);
+	fx->b.counters[CNT_SWITCH_MISSED] = 7;
+	fx->b.counters[CNT_LONG_WAITS] = 2;
+	fx->b.mono_ns = 1000000000;
+	assert_int_equal(window_compute(&fx->a, &fx->b, &fx->w), 0);
+	assert_int_equal(exporter_update(&fx->e, &fx->w, &fx->b), 0);
+
+	n = snprintf(expected, sizeof(expected), "%s", expected_head);
+	for (k = 0; k < EXP_LE_N; k++) {
+		static const char *const le[EXP_LE_N] = {
+			"0.000001023", "0.000002047", "0.000004095", "0.000008191",
+			"0.000016383", "0.000032767", "0.000065535", "0.000131071",
+			"0.000262143", "0.000524287", "0.001048575", "0.002097151",
+			"0.004194303", "0.008388607", "0.016777215", "0.033554431",
+			"0.067108863", "0.134217727", "0.268435455", "0.536870911",
+			"1.073741823", "2.147483647", "4.294967295", "8.589934591",
+			"17.179869183",
+		};
+
+		snprintf(line, sizeof(line),
+			 "koord_bpf_runqueue_wait_seconds_bucket{" L ",le=\"%s\"} %d\n",
+			 le[k], k < 2 ? 1 : 2);
+		n += snprintf(expected + n, sizeof(expected) - n, "%s", line);
+	}
+	snprintf(expected + n, sizeof(expected) - n, "%s", expected_tail);
+	assert_string_equal(render(fx, &fx->w), expected);
+
+	/* Without a window the last period's gauge is left out, nothing else changes. */
+	assert_null(strstr(render(fx, NULL), "wait_max"));
+	assert_non_null(strstr(fx->out, "koord_bpf_inflicted_wait_seconds_total{" L ",victims=\"all\"} 1\n"));
+}
+#undef L
+
+/* Quote, backslash and newline in a cgroup name are escaped; bad UTF-8 becomes U+FFFD. */
+static void label_escaping(void **state)
+{
+	struct fixture *fx = *state;
+	char buf[64];
+	__u64 id = mkcg(fx, "/we\"ird\\name\nhere");
+
+	scan(fx);
+	sample_add(&fx->b, id)->s.cpu_ns = 2000000000;
+	assert_int_equal(exporter_update(&fx->e, NULL, &fx->b), 0);
+	assert_non_null(strstr(render(fx, NULL),
+		"koord_bpf_cpu_seconds_total{cgroup=\"/we\\\"ird\\\\name\\nhere\",qos=\"SYSTEM\","
+		"pod_uid=\"\",container_id=\"\"} 2\n"));
+	/* no raw newline inside any line's label set */
+	for (const char *p = fx->out; (p = strchr(p, '\n')); p++)
+		assert_true(p[1] == '\0' || p[1] == '#' || !strncmp(p + 1, "koord_bpf_", 10));
+
+	assert_int_equal(exporter_escape_label(buf, "a\"b\\c\nd"), 10);
+	assert_string_equal(buf, "a\\\"b\\\\c\\nd");
+	exporter_escape_label(buf, "caf\xc3\xa9 \xff\xc3(\xe2\x82\xac\xed\xa0\x80");
+	assert_string_equal(buf, "caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd(\xe2\x82\xac"
+			    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	exporter_escape_label(buf, "tab\tesc\x1b");
+	assert_string_equal(buf, "tab\tesc\x1b");
+}
+
+/* Every le is the inclusive upper bound of a log-linear bucket: no bucket is split. */
+static void le_are_bucket_bounds(void **state)
+{
+	unsigned int k, i;
+
+	for (k = 0; k < EXP_LE_N; k++) {
+		bool found = false;
+
+		for (i = 0; i + 1 < HIST_BUCKETS; i++)
+			found |= hist_upper(i) - 1 == exporter_le_ns(k);
+		assert_true(found);
+		if (k)
+			assert_true(exporter_le_ns(k) > exporter_le_ns(k - 1));
+	}
+}
+
+/* Parse the "..._bucket{...le="X"} N" and "_count" lines of the one container. */
+static size_t parse_buckets(const char *out, __u64 *le_ns, __u64 *cum, __u64 *count)
+{
+	const char *p = out, *eol;
+	char line[512], *le, *val;
+	size_t n = 0;
+
+	*count = 0;
+	for (; *p; p = eol + 1) {
+		eol = strchr(p, '\n');
+		assert_non_null(eol);
+		assert_true((size_t)(eol - p) < sizeof(line));
+		memcpy(line, p, eol - p);
+		line[eol - p] = '\0';
+		val = strrchr(line, ' ');
+		if (!strncmp(line, "koord_bpf_runqueue_wait_seconds_bucket{", 39)) {
+			le = strstr(line, "le=\"");
+			assert_non_null(le);
+			assert_true(n <= EXP_LE_N);
+			if (!strncmp(le + 4, "+Inf", 4))
+				le_ns[n] = ~0ull;
+			else
+				le_ns[n] = (__u64)(strtod(le + 4, NULL) * 1e9 + 0.5);
+			cum[n++] = strtoull(val + 1, NULL, 10);
+		} else if (!strncmp(line, "koord_bpf_runqueue_wait_seconds_count{", 38)) {
+			*count = strtoull(val + 1, NULL, 10);
+		}
+	}
+	return n;
+}
+
+/*
+ * Waits in every log-linear bucket: the Prometheus buckets are cumulative,
+ * each counts exactly the waits <= le, +Inf equals _count; the 64-bit sums
+ * carry on across a u32 bucket wrapping in BPF; a reset starts over.
+ */
+static void histogram_buckets(void **state)
+{
+	struct fixture *fx = *state;
+	__u64 le_ns[EXP_LE_N + 1], cum[EXP_LE_N + 1], count, total = 0, expect;
+	struct cg_sample *cs;
+	unsigned int i, k;
+	size_t n;
+	__u64 id = mkcg(fx, "/h");
+
+	scan(fx);
+	cs = sample_add(&fx->b, id);
+	for (i = 0; i < HIST_BUCKETS; i++) {
+		cs->hist[i] = (i * 7919u) % 13 + (i % 5 == 0);
+		total += cs->hist[i];
+	}
+	cs->s.wait_count = total;
+	assert_int_equal(exporter_update(&fx->e, NULL, &fx->b), 0);
+	n = parse_buckets(render(fx, NULL), le_ns, cum, &count);
+	assert_int_equal(n, EXP_LE_N + 1);
+	assert_true(le_ns[n - 1] == ~0ull);
+	for (k = 0; k < n; k++) {
+		expect = 0;
+		for (i = 0; i < HIST_BUCKETS; i++)	/* bucket i: [lower, upper) */
+			if (k == n - 1 || hist_upper(i) - 1 <= le_ns[k])
+				expect += cs->hist[i];
+		assert_int_equal(cum[k], expect);
+		if (k)
+			assert_true(cum[k] >= cum[k - 1] && le_ns[k] > le_ns[k - 1]);
+	}
+	assert_int_equal(cum[n - 1], count);
+	assert_int_equal(count, total);
+
+	/* Next sample: bucket of 2 us wraps mod 2^32 in BPF, 0x20 more waits. */
+	sample_free(&fx->a);
+	fx->a = fx->b;
+	memset(&fx->b, 0, sizeof(fx->b));
+	cs = sample_add(&fx->b, id);
+	*cs = fx->a.v[0];
+	fx->a.v[0].hist[hist_bucket(2000)] = 0xfffffff0u;	/* as if it had been that high */
+	cs->hist[hist_bucket(2000)] = 0x10;
+	cs->s.wait_count += 0x20;
+	assert_int_equal(window_compute(&fx->a, &fx->b, &fx->w), 0);
+	assert_int_equal(exporter_update(&fx->e, &fx->w, &fx->b), 0);
+	parse_buckets(render(fx, &fx->w), le_ns, cum, &count);
+	assert_int_equal(count, total + 0x20);
+	assert_int_equal(cum[EXP_LE_N], count);
+
+	/* Counters went backwards (entries re-created): start over from the sample. */
+	sample_free(&fx->a);
+	fx->a = fx->b;
+	memset(&fx->b, 0, sizeof(fx->b));
+	cs = sample_add(&fx->b, id);
+	cs->hist[hist_bucket(100)] = 4;
+	cs->s.wait_count = 4;
+	window_free(&fx->w);
+	assert_int_equal(window_compute(&fx->a, &fx->b, &fx->w), 0);
+	assert_int_equal(exporter_update(&fx->e, &fx->w, &fx->b), 0);
+	parse_buckets(render(fx, &fx->w), le_ns, cum, &count);
+	assert_int_equal(count, 4);
+	assert_int_equal(cum[0], 4);
+
+	/* A container gone from the sample is gone from the exporter. */
+	sample_free(&fx->a);
+	fx->a = fx->b;
+	memset(&fx->b, 0, sizeof(fx->b));
+	assert_int_equal(exporter_update(&fx->e, NULL, &fx->b), 0);
+	assert_int_equal(fx->e.n, 0);
+	assert_null(strstr(render(fx, NULL), "_bucket{"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(exact_output, setup, teardown),
+		cmocka_unit_test_setup_teardown(label_escaping, setup, teardown),
+		cmocka_unit_test(le_are_bucket_bounds),
+		cmocka_unit_test_setup_teardown(histogram_buckets, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("exporter", tests, NULL, NULL);
+}

@@ -1,0 +1,729 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * koord-bpf: the node daemon (read side). Every period it reads the
+ * collector's monotonic counters, computes the window since the previous
+ * period, and publishes Prometheus /metrics, /api/containers (the JSON of
+ * koord-interference over the last window) and /healthz over HTTP
+ * (libmicrohttpd, one internal polling thread). Response bodies are built
+ * once per period; a request only takes a reference to the current one.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include "collector.h"
+#include "exporter.h"
+#include "log.h"
+#include "report.h"
+
+#ifndef KOORD_BPF_VERSION
+#define KOORD_BPF_VERSION "0.1.0"
+#endif
+
+#define DEFAULT_LISTEN	"127.0.0.1:9316"
+#define RESCAN_S	10.0	/* walk the hierarchy at least this often */
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct options {
+	const char *listen;
+	double period;
+	const char *cgroup_root;
+	struct class_rules rules;
+	bool once;
+	unsigned int max_containers;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: koord-bpf [--listen ADDR:PORT] [--period SECONDS] [--class GLOB=QOS ...]\n"
+"                 [--cgroup-root PATH] [--once] [-v]\n"
+"The node daemon (read side): measures every container's CPU time, run-queue\n"
+"waits, steal by class and inflicted waiting with eBPF, aggregates them every\n"
+"period and serves them over HTTP:\n"
+"  /metrics         Prometheus text format 0.0.4 (docs/metrics.md)\n"
+"  /api/containers  JSON: the last period's window, koord-interference's schema\n"
+"  /healthz         200 \"ok\" once the first period is done, 503 before\n"
+"\n"
+"  -l, --listen ADDR:PORT  where to serve: IPv4:PORT or [IPv6]:PORT\n"
+"                          (default " DEFAULT_LISTEN ")\n"
+"  -p, --period SECONDS    aggregation period (default 1; 0.1 to 3600)\n"
+"  -c, --class GLOB=QOS    classify cgroups whose path matches GLOB as QOS\n"
+"                          (LSE, LSR, LS, BE, SYSTEM); repeatable, first match wins\n"
+"  -r, --cgroup-root PATH  the cgroup hierarchy to watch (default: the one\n"
+"                          carrying the cpu controller, from /proc/self/mountinfo)\n"
+"      --once              one period, print /metrics to stdout and exit\n"
+"      --max-containers N  size of the per-container maps (default 4096)\n"
+"  -v, --verbose           debug output, including libbpf's\n"
+"  -h, --help              this text\n");
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "period", required_argument, NULL, 'p' },
+		{ "class", required_argument, NULL, 'c' },
+		{ "cgroup-root", required_argument, NULL, 'r' },
+		{ "once", no_argument, NULL, 'O' },
+		{ "max-containers", required_argument, NULL, 'M' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	char err[256], *end;
+	unsigned long v;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "l:p:c:r:vh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'l':
+			o->listen = optarg;
+			break;
+		case 'p':
+			errno = 0;
+			o->period = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(o->period) ||
+			    o->period < 0.1 || o->period > 3600) {
+				log_err("bad period \"%s\": want seconds, 0.1 <= SECONDS <= 3600", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'c':
+			if (class_rules_add(&o->rules, optarg, err, sizeof(err))) {
+				log_err("%s", err);
+				return -EINVAL;
+			}
+			break;
+		case 'r':
+			o->cgroup_root = optarg;
+			break;
+		case 'O':
+			o->once = true;
+			break;
+		case 'M':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-' || v < 16 || v > (1u << 20)) {
+				log_err("bad --max-containers \"%s\": want 16 to 1048576", optarg);
+				return -EINVAL;
+			}
+			o->max_containers = v;
+			break;
+		case 'v':
+			log_level = LOG_LVL_DEBUG;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		log_err("unexpected argument \"%s\"", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* "1.2.3.4:9316" or "[::1]:9316" -> a socket address. */
+static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	char host[INET6_ADDRSTRLEN + 1];
+	const char *port, *close;
+	unsigned long p;
+	size_t hl;
+	char *end;
+
+	memset(ss, 0, sizeof(*ss));
+	if (s[0] == '[') {
+		close = strchr(s, ']');
+		if (!close || close[1] != ':')
+			return -EINVAL;
+		hl = close - s - 1;
+		port = close + 2;
+		s++;
+	} else {
+		port = strrchr(s, ':');
+		if (!port || strchr(s, ':') != port)
+			return -EINVAL;
+		hl = port - s;
+		port++;
+	}
+	if (!hl || hl >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, hl);
+	host[hl] = '\0';
+	if (!*port || *port < '0' || *port > '9')
+		return -EINVAL;
+	errno = 0;
+	p = strtoul(port, &end, 10);
+	if (errno || *end || p < 1 || p > 65535)
+		return -EINVAL;
+	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons(p);
+		*len = sizeof(*a4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1 && close) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons(p);
+		*len = sizeof(*a6);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int open_listener(const char *addr)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, one = 1, err;
+
+	if (parse_listen(addr, &ss, &len)) {
+		log_err("bad listen address \"%s\": want IPv4:PORT or [IPv6]:PORT, e.g. %s or [::1]:9316",
+			addr, DEFAULT_LISTEN);
+		return -EINVAL;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		err = -errno;
+		log_err("cannot listen on %s: %s", addr, strerror(-err));
+		return err;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 64)) {
+		err = -errno;
+		if (err == -EADDRINUSE)
+			log_err("cannot listen on %s: the port is already in use (another koord-bpf?); "
+				"choose another with --listen", addr);
+		else if (err == -EADDRNOTAVAIL)
+			log_err("cannot listen on %s: no such address on this host", addr);
+		else
+			log_err("cannot listen on %s: %s", addr, strerror(-err));
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* ---- what the HTTP thread serves ---- */
+
+struct body {
+	int refs;	/* under shared.lock */
+	char *p;
+	size_t len;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct body *metrics, *api;
+	double done_at;		/* CLOCK_MONOTONIC of the last completed period, 0: none yet */
+	double period;
+} shared = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void body_put(struct body *b)
+{
+	int last;
+
+	if (!b)
+		return;
+	pthread_mutex_lock(&shared.lock);
+	last = --b->refs == 0;
+	pthread_mutex_unlock(&shared.lock);
+	if (last) {
+		free(b->p);
+		free(b);
+	}
+}
+
+static void body_free_cb(void *cls)
+{
+	body_put(cls);
+}
+
+static struct body *body_new(char *p, size_t len)
+{
+	struct body *b = malloc(sizeof(*b));
+
+	if (!b) {
+		free(p);
+		return NULL;
+	}
+	b->refs = 1;
+	b->p = p;
+	b->len = len;
+	return b;
+}
+
+/* Replace the published bodies (takes the references passed in). */
+static void publish(struct body *metrics, struct body *api, double done_at)
+{
+	struct body *om, *oa;
+
+	pthread_mutex_lock(&shared.lock);
+	om = shared.metrics;
+	oa = shared.api;
+	shared.metrics = metrics;
+	shared.api = api;
+	shared.done_at = done_at;
+	pthread_mutex_unlock(&shared.lock);
+	body_put(om);
+	body_put(oa);
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status,
+				  const char *text)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text,
+								 MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result reply_body(struct MHD_Connection *conn, struct body **which,
+				  const char *type)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	struct body *b;
+
+	pthread_mutex_lock(&shared.lock);
+	b = *which;
+	if (b)
+		b->refs++;
+	pthread_mutex_unlock(&shared.lock);
+	if (!b)
+		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				  "no data yet: the first period has not completed\n");
+	r = MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->p, body_free_cb, b);
+	if (!r) {
+		body_put(b);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_data_size, void **req_cls)
+{
+	double done_at, period, age;
+	char msg[128];
+
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	if (!strcmp(url, "/metrics"))
+		return reply_body(conn, &shared.metrics, "text/plain; version=0.0.4; charset=utf-8");
+	if (!strcmp(url, "/api/containers"))
+		return reply_body(conn, &shared.api, "application/json");
+	if (!strcmp(url, "/healthz")) {
+		pthread_mutex_lock(&shared.lock);
+		done_at = shared.done_at;
+		period = shared.period;
+		pthread_mutex_unlock(&shared.lock);
+		if (!done_at)
+			return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "starting\n");
+		age = now_s() - done_at;
+		if (age > fmax(3 * period, period + 5)) {
+			snprintf(msg, sizeof(msg), "stale: the last period completed %.1f s ago\n", age);
+			/* MHD_RESPMEM_PERSISTENT would point at the stack */
+			struct MHD_Response *r = MHD_create_response_from_buffer(
+				strlen(msg), msg, MHD_RESPMEM_MUST_COPY);
+			enum MHD_Result ret;
+
+			if (!r)
+				return MHD_NO;
+			ret = MHD_queue_response(conn, MHD_HTTP_SERVICE_UNAVAILABLE, r);
+			MHD_destroy_response(r);
+			return ret;
+		}
+		return reply_text(conn, MHD_HTTP_OK, "ok\n");
+	}
+	if (!strcmp(url, "/"))
+		return reply_text(conn, MHD_HTTP_OK,
+				  "koord-bpf: /metrics /api/containers /healthz\n");
+	return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found: /metrics /api/containers /healthz\n");
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char buf[512];
+	size_t n;
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	log_debug("http: %s", buf);
+}
+
+/* ---- the period ---- */
+
+struct daemon {
+	struct options *o;
+	struct cpu_hierarchy hier;
+	struct collector *col;
+	struct container_table table;
+	struct sample prev, cur;
+	struct exporter exp;
+	double last_scan, last_work;
+	__u64 scans;
+	__u64 *unresolved;	/* ids unknown after the last walk, sorted */
+	size_t nunresolved;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Walk the hierarchy into a fresh table and publish the classes. */
+static int rescan(struct daemon *d)
+{
+	struct container_table t = {};
+	int err;
+
+	err = container_table_scan(&t, d->hier.root, &d->o->rules, NULL);
+	d->last_scan = now_s();
+	if (err) {
+		log_warn("cannot read %s: %s", d->hier.root, strerror(-err));
+		container_table_free(&t);
+		return err;
+	}
+	container_table_free(&d->table);
+	d->table = t;
+	d->scans++;
+	err = collector_set_classes(d->col, &d->table);
+	if (err)
+		log_warn("cannot publish classes: %s", strerror(-err));
+	return err;
+}
+
+/* Walk again when containers appear that the last walk did not know, or every RESCAN_S. */
+static void maybe_rescan(struct daemon *d)
+{
+	__u64 *unknown = NULL;
+	size_t i, n = 0;
+	bool fresh = false;
+
+	for (i = 0; i < d->cur.n; i++) {
+		__u64 id = d->cur.v[i].cgid;
+
+		if (container_table_get(&d->table, id))
+			continue;
+		if (!bsearch(&id, d->unresolved, d->nunresolved, sizeof(id), cmp_u64))
+			fresh = true;
+	}
+	if (!fresh && now_s() - d->last_scan < RESCAN_S)
+		return;
+	rescan(d);
+	/* what is still unknown (gone already, too deep) does not trigger the next walk */
+	if (d->cur.n)
+		unknown = malloc(d->cur.n * sizeof(*unknown));
+	for (i = 0; unknown && i < d->cur.n; i++)
+		if (!container_table_get(&d->table, d->cur.v[i].cgid))
+			unknown[n++] = d->cur.v[i].cgid;
+	qsort(unknown, n, sizeof(*unknown), cmp_u64);
+	free(d->unresolved);
+	d->unresolved = unknown;
+	d->nunresolved = unknown ? n : 0;
+}
+
+static char *api_json(struct daemon *d, const struct window *w, size_t *len)
+{
+	json_object *doc = json_object_new_object(), *arr = json_object_new_array();
+	json_object *hier = json_object_new_object(), *col = json_object_new_object();
+	const struct cg_window **rows;
+	struct suspects sus = {};
+	size_t i, n = report_rows(w, &rows);
+	char verdict[1024];
+	char *out = NULL;
+	const char *s;
+
+	json_object_object_add(doc, "period_s", json_object_new_double(d->o->period));
+	json_object_object_add(doc, "duration_s", json_object_new_double(w->dur_ns / 1e9));
+	json_object_object_add(hier, "root", json_object_new_string(d->hier.root));
+	json_object_object_add(hier, "version", json_object_new_int(d->hier.version));
+	json_object_object_add(doc, "hierarchy", hier);
+	json_object_object_add(col, "mode", json_object_new_string(collector_mode(d->col)));
+	json_object_object_add(col, "long_waits", json_object_new_uint64(w->counters[CNT_LONG_WAITS]));
+	json_object_object_add(col, "events_dropped",
+			       json_object_new_uint64(w->counters[CNT_EVENTS_DROPPED] +
+						      w->counters[CNT_EVENTS_RB_FULL]));
+	json_object_object_add(col, "unaccounted_events",
+			       json_object_new_uint64(w->counters[CNT_STATS_FULL] +
+						      w->counters[CNT_HIST_FULL] +
+						      w->counters[CNT_TASK_FULL]));
+	json_object_object_add(doc, "collector", col);
+	for (i = 0; i < n; i++)
+		json_object_array_add(arr, report_container_json(rows[i],
+					container_table_get(&d->table, rows[i]->cgid)));
+	json_object_object_add(doc, "containers", arr);
+	if (!suspects_rank(w, &d->table, &sus)) {
+		json_object_object_add(doc, "suspects", report_suspects_json(&sus, &d->table));
+		report_verdict(verdict, sizeof(verdict), &sus, &d->table, w->dur_ns);
+		json_object_object_add(doc, "verdict", json_object_new_string(verdict));
+	}
+	s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN |
+					   JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (s) {
+		*len = strlen(s) + 1;
+		out = malloc(*len);
+		if (out) {
+			memcpy(out, s, *len - 1);
+			out[*len - 1] = '\n';
+		}
+	}
+	json_object_put(doc);
+	suspects_free(&sus);
+	free(rows);
+	return out;
+}
+
+/* One period: sample, window, walk if needed, render. Returns the exposition in *metrics. */
+static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, size_t *alen)
+{
+	struct exporter_info info = {
+		.version = KOORD_BPF_VERSION, .mode = collector_mode(d->col),
+		.cgroup_root = d->hier.root, .cgroup_version = d->hier.version,
+		.period_s = d->o->period, .last_period_s = d->last_work,
+	};
+	struct window w = {};
+	struct sample tmp;
+	double t0 = now_s();
+	int err;
+
+	err = collector_sample(d->col, &d->cur);
+	if (err) {
+		log_err("cannot read the collector's maps: %s", strerror(-err));
+		return err;
+	}
+	maybe_rescan(d);
+	info.scans = d->scans;
+	err = window_compute(&d->prev, &d->cur, &w);
+	if (!err)
+		err = exporter_update(&d->exp, &w, &d->cur);
+	if (!err)
+		err = exporter_render(&d->exp, &d->cur, &w, &d->table, &info, metrics, mlen);
+	if (!err && api) {
+		*api = api_json(d, &w, alen);
+		if (!*api) {
+			free(*metrics);
+			err = -ENOMEM;
+		}
+	}
+	window_free(&w);
+	if (err) {
+		log_err("period: %s", strerror(-err));
+		return err;
+	}
+	tmp = d->prev;
+	d->prev = d->cur;
+	d->cur = tmp;
+	d->last_work = now_s() - t0;
+	log_debug("period: %zu containers, %zu known, %.1f ms", d->prev.n, d->table.n,
+		  d->last_work * 1e3);
+	return 0;
+}
+
+static int on_event(void *ctx, const struct long_wait_event *ev)
+{
+	return 0;	/* records are counted by the collector; drained so the ring never fills */
+}
+
+/* Until @deadline (CLOCK_MONOTONIC seconds) or a signal, draining long-wait records. */
+static void sleep_until(struct collector *col, double deadline)
+{
+	double left;
+	int err;
+
+	while (!stop && (left = deadline - now_s()) > 0) {
+		err = collector_poll(col, left > 0.25 ? 250 : (int)(left * 1000) + 1);
+		if (err < 0 && err != -EINTR) {
+			log_warn("reading long-wait records: %s", strerror(-err));
+			usleep(left > 0.25 ? 250000 : left * 1e6 + 1);
+		}
+	}
+}
+
+static int install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART: poll returns EINTR */
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .listen = DEFAULT_LISTEN, .period = 1 };
+	struct collector_opts copts = {};
+	struct daemon d = { .o = &o, .last_work = -1 };
+	struct MHD_Daemon *mhd = NULL;
+	sigset_t block, old;
+	int err, lfd = -1;
+	double next;
+
+	log_prog = "koord-bpf";
+	err = parse_args(argc, argv, &o);
+	if (err)
+		goto out;
+	shared.period = o.period;
+	if (!o.once) {
+		lfd = open_listener(o.listen);
+		if (lfd < 0) {
+			err = lfd;
+			goto out;
+		}
+	}
+	err = cpu_hierarchy_find(o.cgroup_root, &d.hier);
+	if (err) {
+		log_err("%s: %s", o.cgroup_root ? o.cgroup_root : "no cgroup hierarchy carries the cpu controller",
+			strerror(-err));
+		goto out;
+	}
+	err = container_table_scan(&d.table, d.hier.root, &o.rules, NULL);
+	if (err) {
+		log_err("cannot read %s: %s", d.hier.root, strerror(-err));
+		goto out;
+	}
+	d.scans = 1;
+	d.last_scan = now_s();
+	copts = (struct collector_opts){ .hier = &d.hier, .max_containers = o.max_containers };
+	err = collector_open(&copts, &d.col);
+	if (err)
+		goto out;
+	err = install_signals();
+	if (!err)
+		err = collector_set_classes(d.col, &d.table);
+	if (!err)
+		err = collector_watch_events(d.col, on_event, NULL);
+	if (!err)
+		err = collector_sample(d.col, &d.prev);
+	if (err) {
+		log_err("cannot start watching: %s", strerror(-err));
+		goto out;
+	}
+	next = now_s() + o.period;
+
+	if (o.once) {
+		char *m = NULL;
+		size_t mlen = 0;
+
+		sleep_until(d.col, next);
+		err = period(&d, &m, &mlen, NULL, NULL);
+		if (!err && fwrite(m, 1, mlen, stdout) != mlen)
+			err = -EIO;
+		free(m);
+		goto out;
+	}
+
+	/* The HTTP thread must not take SIGINT/SIGTERM: they wake the period loop. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG,
+			       0, NULL, NULL, on_request, NULL,
+			       MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+			       MHD_OPTION_LISTEN_SOCKET, lfd,
+			       MHD_OPTION_CONNECTION_LIMIT, 64u,
+			       MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+			       MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!mhd) {
+		log_err("cannot start the HTTP server on %s", o.listen);
+		err = -EIO;
+		goto out;
+	}
+	lfd = -1;	/* MHD closes it */
+	log_info("serving http://%s/metrics, /api/containers, /healthz; period %.3g s, %s, %s (cgroup v%d)",
+		 o.listen, o.period, collector_mode(d.col), d.hier.root, d.hier.version);
+
+	while (!stop) {
+		char *m, *a;
+		size_t mlen, alen;
+		struct body *bm, *ba;
+
+		sleep_until(d.col, next);
+		if (stop)
+			break;
+		next += o.period;
+		if (next < now_s())	/* fell behind: skip, do not burst */
+			next = now_s() + o.period;
+		if (period(&d, &m, &mlen, &a, &alen))
+			continue;	/* keep serving the last good period */
+		bm = body_new(m, mlen);
+		ba = body_new(a, alen);
+		if (!bm || !ba) {
+			body_put(bm);
+			body_put(ba);
+			continue;
+		}
+		publish(bm, ba, now_s());
+	}
+	log_info("stopping");
+	err = 0;
+out:
+	if (mhd)
+		MHD_stop_daemon(mhd);
+	if (lfd >= 0)
+		close(lfd);
+	publish(NULL, NULL, 0);
+	collector_close(d.col);
+	exporter_free(&d.exp);
+	sample_free(&d.prev);
+	sample_free(&d.cur);
+	free(d.unresolved);
+	container_table_free(&d.table);
+	class_rules_free(&o.rules);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "classify.h"
+#include "exporter.h"
+#include "hist.h"
+#include "report.h"
+
+/* ---- the histogram's Prometheus buckets ---- */
+
+__u64 exporter_le_ns(unsigned int k)
+{
+	return (1ull << (EXP_LE_FIRST + k)) - 1;
+}
+
+/* Raw bucket i -> Prometheus bucket: the first le at or above its inclusive upper bound. */
+static unsigned int le_of_bucket(unsigned int i)
+{
+	__u64 up = hist_upper(i) - 1;	/* inclusive: waits are whole ns */
+	unsigned int k;
+
+	if (i + 1 >= HIST_BUCKETS)
+		return EXP_LE_N;
+	for (k = 0; k < EXP_LE_N; k++)
+		if (up <= exporter_le_ns(k))
+			return k;
+	return EXP_LE_N;
+}
+
+static unsigned int le_map[HIST_BUCKETS];
+static int le_map_ready;
+
+static void le_map_init(void)
+{
+	unsigned int i;
+
+	if (le_map_ready)
+		return;
+	for (i = 0; i < HIST_BUCKETS; i++)
+		le_map[i] = le_of_bucket(i);
+	le_map_ready = 1;
+}
+
+static void fold(__u64 *le, const __u32 *hist)
+{
+	unsigned int i;
+
+	for (i = 0; i < HIST_BUCKETS; i++)
+		le[le_map[i]] += hist[i];
+}
+
+static int cmp_cgid(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static const struct exp_hist *exp_find(const struct exporter *e, __u64 cgid)
+{
+	if (!e || !e->n)
+		return NULL;
+	return bsearch(&cgid, e->v, e->n, sizeof(*e->v), cmp_cgid);
+}
+
+int exporter_update(struct exporter *e, const struct window *w, const struct sample *b)
+{
+	struct exp_hist *v = calloc(b->n ? b->n : 1, sizeof(*v));
+	const struct cg_window *cw;
+	const struct exp_hist *old;
+	size_t i;
+
+	if (!v)
+		return -ENOMEM;
+	le_map_init();
+	for (i = 0; i < b->n; i++) {
+		const struct cg_sample *cs = &b->v[i];
+		struct exp_hist *h = &v[i];
+
+		old = exp_find(e, cs->cgid);
+		cw = w ? window_find(w, cs->cgid) : NULL;
+		if (old && cw && cs->s.wait_count >= old->wait_count && cs->s.cpu_ns >= old->cpu_ns) {
+			*h = *old;
+			fold(h->le, cw->hist);
+		} else {
+			/* new, or re-created: everything since the collector started */
+			memset(h, 0, sizeof(*h));
+			fold(h->le, cs->hist);
+		}
+		h->cgid = cs->cgid;
+		h->wait_count = cs->s.wait_count;
+		h->cpu_ns = cs->s.cpu_ns;
+	}
+	/* b is sorted by cgid, and so is v */
+	free(e->v);
+	e->v = v;
+	e->n = b->n;
+	return 0;
+}
+
+void exporter_free(struct exporter *e)
+{
+	free(e->v);
+	e->v = NULL;
+	e->n = 0;
+}
+
+/* ---- text ---- */
+
+struct sb {
+	char *p;
+	size_t n, cap;
+	int err;
+};
+
+static int sb_reserve(struct sb *b, size_t more)
+{
+	size_t cap;
+	char *p;
+
+	if (b->err)
+		return -1;
+	if (b->n + more + 1 <= b->cap)
+		return 0;
+	cap = b->cap ? b->cap : 4096;
+	while (cap < b->n + more + 1)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		b->err = -ENOMEM;
+		return -1;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+static void sb_put(struct sb *b, const char *s, size_t len)
+{
+	if (sb_reserve(b, len))
+		return;
+	memcpy(b->p + b->n, s, len);
+	b->n += len;
+	b->p[b->n] = '\0';
+}
+
+static void sb_puts(struct sb *b, const char *s)
+{
+	sb_put(b, s, strlen(s));
+}
+
+__attribute__((format(printf, 2, 3)))
+static void sb_printf(struct sb *b, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (len < 0 || sb_reserve(b, len))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->n, len + 1, fmt, ap);
+	va_end(ap);
+	b->n += len;
+}
+
+/* Nanoseconds as seconds, exactly: "1.5", "0.000001023", "0". Returns the length. */
+static int fmt_seconds(char *buf, size_t size, __u64 ns)
+{
+	int n;
+
+	if (ns % 1000000000ull == 0) {
+		n = snprintf(buf, size, "%llu", (unsigned long long)(ns / 1000000000ull));
+	} else {
+		n = snprintf(buf, size, "%llu.%09llu", (unsigned long long)(ns / 1000000000ull),
+			     (unsigned long long)(ns % 1000000000ull));
+		while (buf[n - 1] == '0')
+			n--;
+		buf[n] = '\0';
+	}
+	return n;
+}
+
+static void put_seconds(struct sb *b, __u64 ns)
+{
+	char buf[32];
+
+	sb_put(b, buf, fmt_seconds(buf, sizeof(buf), ns));
+}
+
+static void put_u64(struct sb *b, __u64 v)
+{
+	char buf[24];
+	int n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+
+	sb_put(b, buf, n);
+}
+
+/* Length of the valid UTF-8 sequence at @s, 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned int c = s[0], n, i, cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong, surrogates, beyond U+10FFFF */
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+size_t exporter_escape_label(char *buf, const char *v)
+{
+	const unsigned char *s = (const unsigned char *)v;
+	size_t n = 0, l;
+
+	while (*s) {
+		if (*s == '\\' || *s == '"') {
+			buf[n++] = '\\';
+			buf[n++] = *s++;
+		} else if (*s == '\n') {
+			buf[n++] = '\\';
+			buf[n++] = 'n';
+			s++;
+		} else if ((l = utf8_len(s))) {
+			memcpy(buf + n, s, l);
+			n += l;
+			s += l;
+		} else {
+			memcpy(buf + n, "\xef\xbf\xbd", 3);	/* U+FFFD */
+			n += 3;
+			s++;
+		}
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+static void put_label(struct sb *b, const char *name, const char *v)
+{
+	size_t len = strlen(v);
+
+	if (sb_reserve(b, strlen(name) + 3 + 3 * len))
+		return;
+	b->n += sprintf(b->p + b->n, "%s=\"", name);
+	b->n += exporter_escape_label(b->p + b->n, v);
+	b->p[b->n++] = '"';
+	b->p[b->n] = '\0';
+}
+
+static void family(struct sb *b, const char *name, const char *type, const char *help)
+{
+	sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+const char *exporter_counter_kind(unsigned int cnt)
+{
+	static const char *const kinds[CNT_NR] = {
+		[CNT_STATS_FULL] = "stats_map_full",
+		[CNT_HIST_FULL] = "hist_map_full",
+		[CNT_TASK_FULL] = "task_map_full",
+		[CNT_WAIT_UNSEEN_CPU] = "wait_unseen_cpu",
+		[CNT_WAIT_STALE] = "wait_stale",
+		[CNT_SWITCH_MISSED] = "switch_missed",
+		[CNT_LONG_WAITS] = "long_wait",
+		[CNT_EVENTS_DROPPED] = "long_wait_record_rate_limited",
+		[CNT_EVENTS_RB_FULL] = "long_wait_record_ringbuf_full",
+	};
+
+	return cnt < CNT_NR && kinds[cnt] ? kinds[cnt] : "unknown";
+}
+
+/* The labels of one container: cgroup="...",qos="...",pod_uid="...",container_id="..." */
+static char *container_labels(const struct container *c)
+{
+	struct sb b = {};
+
+	put_label(&b, "cgroup", c->path);
+	sb_puts(&b, ",");
+	put_label(&b, "qos", qos_name(c->ident.qos));
+	sb_puts(&b, ",");
+	put_label(&b, "pod_uid", c->ident.pod_uid);
+	sb_puts(&b, ",");
+	put_label(&b, "container_id", c->ident.container_id);
+	if (b.err) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
+
+/* name{labels[,extra]} */
+static void series(struct sb *b, const char *name, const char *labels, const char *extra)
+{
+	sb_puts(b, name);
+	sb_puts(b, "{");
+	sb_puts(b, labels);
+	if (extra) {
+		sb_puts(b, ",");
+		sb_puts(b, extra);
+	}
+	sb_puts(b, "} ");
+}
+
+static const enum koord_class class_order[] = {
+	KC_LSE, KC_LSR, KC_LS, KC_BE, KC_SYSTEM, KC_UNCLASSIFIED,
+};
+
+int exporter_render(const struct exporter *e, const struct sample *s, const struct window *w,
+		    const struct container_table *t, const struct exporter_info *info,
+		    char **out, size_t *len)
+{
+	struct sb b = {};
+	char **labels = calloc(s->n ? s->n : 1, sizeof(*labels));
+	size_t i, per_class[KC_NR] = {}, unknown = 0;
+	unsigned int k;
+	char le[64];
+	__u64 fallback[EXP_LE_N + 1];
+
+	if (!labels)
+		return -ENOMEM;
+	le_map_init();
+	for (i = 0; i < s->n; i++) {
+		const struct container *c = container_table_get(t, s->v[i].cgid);
+
+		if (!c) {
+			unknown++;
+			continue;
+		}
+		labels[i] = container_labels(c);
+		if (!labels[i])
+			b.err = -ENOMEM;
+	}
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].ident.qos < KC_NR)
+			per_class[t->v[i].ident.qos]++;
+
+	family(&b, "koord_bpf_build_info", "gauge", "The koord-bpf version; always 1.");
+	sb_puts(&b, "koord_bpf_build_info{");
+	put_label(&b, "version", info->version ? info->version : "");
+	sb_puts(&b, "} 1\n");
+
+	if (info->mode) {
+		family(&b, "koord_bpf_collector_info", "gauge",
+		       "How the collector is attached and which cgroup hierarchy it watches; always 1.");
+		sb_puts(&b, "koord_bpf_collector_info{");
+		put_label(&b, "mode", info->mode);
+		sb_puts(&b, ",");
+		put_label(&b, "cgroup_root", info->cgroup_root ? info->cgroup_root : "");
+		sb_printf(&b, ",cgroup_version=\"%d\"} 1\n", info->cgroup_version);
+	}
+	if (info->period_s > 0) {
+		family(&b, "koord_bpf_period_seconds", "gauge",
+		       "Configured aggregation period.");
+		sb_printf(&b, "koord_bpf_period_seconds %.9g\n", info->period_s);
+	}
+	if (info->last_period_s >= 0) {
+		family(&b, "koord_bpf_period_duration_seconds", "gauge",
+		       "Time the last period's work took (reading the maps, windows, rendering).");
+		sb_printf(&b, "koord_bpf_period_duration_seconds %.9g\n", info->last_period_s);
+	}
+	family(&b, "koord_bpf_cgroup_scans_total", "counter",
+	       "Walks of the cgroup hierarchy (at start, when unknown containers appear, and periodically).");
+	sb_printf(&b, "koord_bpf_cgroup_scans_total %llu\n", (unsigned long long)info->scans);
+
+	family(&b, "koord_bpf_collector_events_total", "counter",
+	       "Collector events by kind: map-full losses, dropped waits, missed switches, long waits and their records.");
+	for (k = 0; k < CNT_NR; k++) {
+		sb_printf(&b, "koord_bpf_collector_events_total{kind=\"%s\"} ",
+			  exporter_counter_kind(k));
+		put_u64(&b, s->counters[k]);
+		sb_puts(&b, "\n");
+	}
+
+	family(&b, "koord_bpf_containers", "gauge",
+	       "Cgroups of the cpu controller's hierarchy, by QoS class.");
+	for (k = 0; k < sizeof(class_order) / sizeof(class_order[0]); k++)
+		sb_printf(&b, "koord_bpf_containers{qos=\"%s\"} %zu\n", qos_name(class_order[k]),
+			  per_class[class_order[k]]);
+	family(&b, "koord_bpf_unknown_containers", "gauge",
+	       "Containers with counters but not (yet) found in the hierarchy; left out of the per-container series.");
+	sb_printf(&b, "koord_bpf_unknown_containers %zu\n", unknown);
+
+	family(&b, "koord_bpf_cpu_seconds_total", "counter",
+	       "On-CPU time of the container's tasks (sched_switch).");
+	for (i = 0; i < s->n; i++) {
+		if (!labels[i])
+			continue;
+		series(&b, "koord_bpf_cpu_seconds_total", labels[i], NULL);
+		put_seconds(&b, s->v[i].s.cpu_ns);
+		sb_puts(&b, "\n");
+	}
+
+	family(&b, "koord_bpf_runqueue_wait_seconds", "histogram",
+	       "Run-queue waits: runnable but not running, from wakeup or preemption to switch-in.");
+	for (i = 0; i < s->n; i++) {
+		const struct exp_hist *h;
+		const __u64 *cnt;
+		__u64 cum = 0;
+
+		if (!labels[i])
+			continue;
+		h = exp_find(e, s->v[i].cgid);
+		if (h) {
+			cnt = h->le;
+		} else {
+			memset(fallback, 0, sizeof(fallback));
+			fold(fallback, s->v[i].hist);
+			cnt = fallback;
+		}
+		for (k = 0; k <= EXP_LE_N; k++) {
+			char sec[32];
+
+			cum += cnt[k];
+			if (k < EXP_LE_N) {
+				fmt_seconds(sec, sizeof(sec), exporter_le_ns(k));
+				snprintf(le, sizeof(le), "le=\"%s\"", sec);
+			} else {
+				snprintf(le, sizeof(le), "le=\"+Inf\"");
+			}
+			series(&b, "koord_bpf_runqueue_wait_seconds_bucket", labels[i], le);
+			put_u64(&b, cum);
+			sb_puts(&b, "\n");
+		}
+		series(&b, "koord_bpf_runqueue_wait_seconds_sum", labels[i], NULL);
+		put_seconds(&b, s->v[i].s.wait_ns);
+		sb_puts(&b, "\n");
+		series(&b, "koord_bpf_runqueue_wait_seconds_count", labels[i], NULL);
+		put_u64(&b, cum);
+		sb_puts(&b, "\n");
+	}
+
+	if (w) {
+		family(&b, "koord_bpf_runqueue_wait_max_seconds", "gauge",
+		       "The longest run-queue wait that ended in the last period (exact; 0 without waits).");
+		for (i = 0; i < s->n; i++) {
+			const struct cg_window *cw;
+
+			if (!labels[i])
+				continue;
+			cw = window_find(w, s->v[i].cgid);
+			series(&b, "koord_bpf_runqueue_wait_max_seconds", labels[i], NULL);
+			put_seconds(&b, cw ? cw->wait_max : 0);
+			sb_puts(&b, "\n");
+		}
+	}
+
+	family(&b, "koord_bpf_steal_seconds_total", "counter",
+	       "Run-queue wait split by what the queue CPU ran meanwhile: another container's class, idle, the container itself (self) or its own CFS quota (throttled).");
+	for (i = 0; i < s->n; i++) {
+		if (!labels[i])
+			continue;
+		for (k = 0; k < ST_NR; k++) {
+			snprintf(le, sizeof(le), "from=\"%s\"", steal_slot_name(k));
+			series(&b, "koord_bpf_steal_seconds_total", labels[i], le);
+			put_seconds(&b, s->v[i].s.steal_ns[k]);
+			sb_puts(&b, "\n");
+		}
+	}
+
+	family(&b, "koord_bpf_inflicted_wait_seconds_total", "counter",
+	       "Waiting the container caused: its run time times the other containers' tasks waiting on that CPU (victims online or all).");
+	for (i = 0; i < s->n; i++) {
+		if (!labels[i])
+			continue;
+		series(&b, "koord_bpf_inflicted_wait_seconds_total", labels[i], "victims=\"online\"");
+		put_seconds(&b, s->v[i].s.inflicted_online_ns);
+		sb_puts(&b, "\n");
+		series(&b, "koord_bpf_inflicted_wait_seconds_total", labels[i], "victims=\"all\"");
+		put_seconds(&b, s->v[i].s.inflicted_all_ns);
+		sb_puts(&b, "\n");
+	}
+
+	for (i = 0; i < s->n; i++)
+		free(labels[i]);
+	free(labels);
+	if (b.err) {
+		free(b.p);
+		return b.err;
+	}
+	if (!b.p)	/* cannot happen: build_info is always there */
+		b.p = strdup("");
+	*out = b.p;
+	*len = b.n;
+	return b.p ? 0 : -ENOMEM;
+}
