@@ -158,7 +158,7 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *l
 	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
 	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
 	char host[INET6_ADDRSTRLEN + 1];
-	const char *port, *close;
+	const char *port, *close = NULL;
 	unsigned long p;
 	size_t hl;
 	char *end;
@@ -188,7 +188,7 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *l
 	p = strtoul(port, &end, 10);
 	if (errno || *end || p < 1 || p > 65535)
 		return -EINVAL;
-	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+	if (!close && inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
 		a4->sin_family = AF_INET;
 		a4->sin_port = htons(p);
 		*len = sizeof(*a4);

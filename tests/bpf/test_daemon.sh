@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# koord-bpf, the daemon's read side, from the outside: with a CPU hog in a
+# kubepods-like cgroup (BE) and one in a cgroup whose name holds a quote and a
+# backslash, scrape /metrics several times and check every scrape with a strict
+# parser of the exposition format (tests/bpf/promcheck.py), counters monotonic
+# across scrapes; /api/containers and /healthz; clear errors with exit 1; and
+# SIGTERM stops it promptly with nothing left attached.
+set -u
+cd "$(dirname "$0")/../.."
+bin=build/koord-bpf
+pass=0 fail=0
+check() { # check DESCRIPTION COMMAND...
+	local d=$1; shift
+	if "$@"; then echo "ok - $d"; pass=$((pass + 1)); else echo "not ok - $d"; fail=$((fail + 1)); fi
+}
+if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root"; exit 77; fi
+
+tmp=$(mktemp -d /tmp/koord-daemon-test-XXXXXX)
+pids=()
+cgdir=
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	if [ -n "$cgdir" ] && [ -d "$cgdir" ]; then
+		# move anything left to the root, then remove the tree deepest first
+		find "$cgdir" -name cgroup.procs -exec sh -c 'for p in $(cat "$1"); do echo $p > "$2/cgroup.procs"; done' _ {} "$root" \; 2>/dev/null
+		find "$cgdir" -depth -type d -exec rmdir {} \; 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+errors_with() { # errors_with PATTERN ARGS...: exit 1 and PATTERN on stderr
+	local pat=$1 out rc; shift
+	out=$(timeout 20 "$@" 2>&1 >/dev/null); rc=$?
+	[ "$rc" -eq 1 ] && grep -qF -- "$pat" <<<"$out" || { echo "  got rc=$rc: $out"; return 1; }
+}
+detached() { ! bpftool prog show 2>/dev/null | grep -qE 'name (tp|raw)_(switch|wakeup)'; }
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+status() { # status URL [curl args]: the HTTP status code
+	curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@"
+}
+wait_http() { # wait_http URL: until the server answers at all (10 s at most)
+	local i
+	for i in $(seq 100); do
+		[ "$(status "$1")" != 000 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_healthy() {
+	local i
+	for i in $(seq 100); do
+		[ "$(status "$1/healthz")" = 200 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+check "promcheck rejects what the format forbids" python3 tests/bpf/promcheck.py --selftest
+
+# ---- errors ----
+check "bad period: 0" errors_with 'bad period "0"' $bin --period 0 --once
+check "bad period: abc" errors_with 'bad period "abc"' $bin --period abc
+check "bad period: -1" errors_with 'bad period "-1"' $bin --period -1
+for a in localhost:9316 127.0.0.1 127.0.0.1:0 127.0.0.1:65536 127.0.0.1:http 1.2.3:80 '[::1]' '::1:80' '[127.0.0.1]:80' '[::1]:'; do
+	check "bad listen address: $a" errors_with "bad listen address \"$a\"" $bin --listen "$a"
+done
+check "a listen address not on this host" errors_with 'no such address' $bin --listen 192.0.2.1:9316
+check "not root is refused" errors_with "must run as root" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups $bin --listen 127.0.0.1:$(free_port)
+check "bad --class rule" errors_with 'unknown QoS' $bin --class '/x*=FOO' --once
+check "nothing attached after the errors" detached
+
+# ---- a workload ----
+root=$(build/koord-interference -d 0.1 --json 2>/dev/null |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["hierarchy"]["root"])')
+rel=/koord-daemon-test-$$
+cgdir=$root$rel
+cid=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+hog_rel=$rel/kubepods/besteffort/pod0a1b2c3d-1111-2222-3333-444455556666/$cid
+evil_rel=$rel/'we"ird\name'
+mkdir -p "$root$hog_rel" "$root$evil_rel"
+hog() { # hog CGROUP_DIR: a CPU hog in that cgroup for at most 40 s
+	(echo 0 > "$1/cgroup.procs" && exec timeout 40 sh -c 'while :; do :; done') &
+	pids+=($!)
+}
+hog "$root$hog_rel"
+hog "$root$evil_rel"
+sleep 0.2
+
+# ---- /healthz before the first period, and SIGTERM then ----
+port=$(free_port)
+$bin --listen 127.0.0.1:$port --period 30 2>"$tmp/slow.err" &
+slow=$!
+pids+=($slow)
+wait_http "http://127.0.0.1:$port/healthz"
+check "/healthz is 503 before the first period" [ "$(status "http://127.0.0.1:$port/healthz")" = 503 ]
+check "/metrics is 503 before the first period" [ "$(status "http://127.0.0.1:$port/metrics")" = 503 ]
+kill -TERM $slow
+start=$(date +%s%N)
+wait $slow; rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "SIGTERM before the first period: exit 0 in ${ms} ms" [ "$rc" -eq 0 -a "$ms" -lt 2000 ]
+
+# ---- the daemon under test ----
+port=$(free_port)
+url=http://127.0.0.1:$port
+$bin --listen 127.0.0.1:$port --period 0.5 2>"$tmp/daemon.err" &
+daemon=$!
+pids+=($daemon)
+check "/healthz becomes 200 \"ok\"" wait_healthy "$url"
+check "/healthz says ok" [ "$(curl -s --max-time 5 "$url/healthz")" = ok ]
+check "port in use: exit 1 with a message" errors_with "127.0.0.1:$port: the port is already in use" \
+	$bin --listen 127.0.0.1:$port
+
+sleep 1	# the hogs' cgroups are walked and published
+for i in 1 2 3 4 5; do
+	curl -s --max-time 5 -D "$tmp/h$i" -o "$tmp/m$i" "$url/metrics"
+	sleep 0.6
+done
+check "every scrape is valid exposition text, counters monotonic across scrapes" \
+	python3 tests/bpf/promcheck.py --prefix koord_bpf_ --monotonic "$tmp"/m[1-5]
+check "Content-Type says format 0.0.4" grep -qi '^Content-Type: text/plain; version=0.0.4' "$tmp/h1"
+labels="cgroup=\"$hog_rel\",qos=\"BE\",pod_uid=\"0a1b2c3d-1111-2222-3333-444455556666\",container_id=\"$cid\""
+check "the hog's series carry its cgroup, QoS, pod and container" \
+	grep -qF "koord_bpf_cpu_seconds_total{$labels} " "$tmp/m5"
+cpu_of() { grep -F "koord_bpf_cpu_seconds_total{$labels} " "$1" | awk '{print $2}'; }
+check "the hog's CPU time grows between scrapes ($(cpu_of "$tmp/m1") s -> $(cpu_of "$tmp/m5") s)" \
+	python3 -c 'import sys; a, b = map(float, sys.argv[1:]); assert b - a > 0.1, (a, b)' \
+	"$(cpu_of "$tmp/m1")" "$(cpu_of "$tmp/m5")"
+check "its wait histogram, max and steal are there" bash -c '
+	grep -qF "koord_bpf_runqueue_wait_seconds_bucket{$1,le=\"+Inf\"} " "$2" &&
+	grep -qF "koord_bpf_runqueue_wait_seconds_count{$1} " "$2" &&
+	grep -qF "koord_bpf_runqueue_wait_max_seconds{$1} " "$2" &&
+	grep -qF "koord_bpf_steal_seconds_total{$1,from=\"BE\"} " "$2" &&
+	grep -qF "koord_bpf_inflicted_wait_seconds_total{$1,victims=\"online\"} " "$2"' _ "$labels" "$tmp/m5"
+check "a cgroup name with a quote and a backslash is escaped in labels" \
+	grep -qF "koord_bpf_cpu_seconds_total{cgroup=\"$rel/we\\\"ird\\\\name\",qos=\"SYSTEM\"" "$tmp/m5"
+check "the container gauge counts the BE hog" \
+	python3 -c 'import re, sys; v = int(re.search(r"^koord_bpf_containers\{qos=\"BE\"\} (\d+)$", open(sys.argv[1]).read(), re.M).group(1)); assert v >= 1, v' "$tmp/m5"
+
+curl -s --max-time 5 -o "$tmp/api.json" "$url/api/containers"
+check "/api/containers is the schema of koord-interference over the last period" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["period_s"] == 0.5, d["period_s"]
+assert 0.3 < d["duration_s"] < 1.5, d["duration_s"]
+for k in ("hierarchy", "collector", "containers", "suspects", "verdict"):
+    assert k in d, k
+by = {c["cgroup"]: c for c in d["containers"]}
+hog = by[sys.argv[2]]
+assert hog["qos"] == "BE" and hog["pod_uid"] == "0a1b2c3d-1111-2222-3333-444455556666", hog
+assert hog["container_id"] == sys.argv[4], hog
+assert 0 < hog["cpu_ns"] <= 0.5e9 * 2 * 1.2, hog["cpu_ns"]   # at most one period on each CPU
+for k in ("count", "p50_us", "p99_us", "max_us", "wait_ns"):
+    assert k in hog["runq"], k
+assert sys.argv[3] in by, sorted(by)
+' "$tmp/api.json" "$hog_rel" "$rel/we\"ird\\name" "$cid"
+check "unknown paths are 404, other methods 405" \
+	bash -c '[ "$(curl -s -o /dev/null -w "%{http_code}" "$1/nope")" = 404 ] &&
+		 [ "$(curl -s -o /dev/null -w "%{http_code}" -X POST "$1/metrics")" = 405 ]' _ "$url"
+
+# Prometheus's own checker, where a Debian package put it on this machine.
+if command -v promtool >/dev/null; then
+	check "promtool check metrics accepts a scrape" bash -c 'promtool check metrics <"$1"' _ "$tmp/m5"
+fi
+
+# IPv6 loopback, when the host has it.
+if ip -6 addr show lo 2>/dev/null | grep -q '::1'; then
+	p6=$(free_port)
+	$bin --listen "[::1]:$p6" --period 0.5 2>"$tmp/v6.err" &
+	v6=$!
+	pids+=($v6)
+	check "serves on [::1]:PORT" wait_healthy "http://[::1]:$p6"
+	kill -TERM $v6; wait $v6
+fi
+
+kill -TERM $daemon
+start=$(date +%s%N)
+wait $daemon; rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "SIGTERM: exit 0 in ${ms} ms" [ "$rc" -eq 0 -a "$ms" -lt 2000 ]
+check "no tp_switch/raw_switch program remains" detached
+check "no error on stderr" bash -c '! grep -qi "error\|warn" "$1" || { cat "$1"; false; }' _ "$tmp/daemon.err"
+
+# ---- --once ----
+out=$($bin --once --period 0.3 2>"$tmp/once.err"); rc=$?
+printf '%s\n' "$out" >"$tmp/once"
+check "--once prints one valid exposition and exits 0" \
+	bash -c '[ "$1" -eq 0 ] && python3 tests/bpf/promcheck.py --prefix koord_bpf_ "$2" >/dev/null' _ "$rc" "$tmp/once"
+check "--once sees the hog" grep -qF "koord_bpf_cpu_seconds_total{$labels} " "$tmp/once"
+check "nothing attached after --once" detached
+
+echo "test_daemon: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
