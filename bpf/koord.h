@@ -73,6 +73,17 @@ static inline unsigned int hist_bucket(unsigned long long ns)
 	       (unsigned int)((ns >> (e - HIST_SUB_BITS)) & (HIST_SUB - 1));
 }
 
+/*
+ * Hardware counters, read per CPU at each switch and charged to the container
+ * that ran (where the PMU is missing, a software event stands in for tests).
+ */
+enum koord_pmu {
+	PMU_CYCLES,
+	PMU_INSTRUCTIONS,
+	PMU_LLC_MISSES,
+	PMU_NR,
+};
+
 /* Map keys. */
 struct cg_cpu_key {
 	unsigned long long cgid;	/* kernfs id of the container's cgroup */
@@ -102,6 +113,7 @@ struct cg_cpu_stats {
 	/* long-wait events emitted in the current second (rate limit) */
 	unsigned long long ev_window;
 	unsigned long long ev_count;
+	unsigned long long pmu[PMU_NR];	/* scaled for multiplexing */
 };
 
 /*
@@ -121,6 +133,8 @@ struct cpu_state {
 	long long n_all, s_all;		/* waiting tasks, all classes */
 	long long n_online, s_online;	/* waiting online tasks */
 	long long i_all_in, i_online_in, i_own_in; /* integrals at cur's switch-in */
+	/* the CPU's counters at its last switch: value, time enabled, time running */
+	unsigned long long pmu_last[PMU_NR][3];
 } __attribute__((aligned(64)));
 
 /* Per container: the wait histogram (atomic adds from any CPU). */

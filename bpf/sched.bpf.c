@@ -25,6 +25,7 @@ const volatile int cpu_hierarchy_id = 0;	/* 0 on v2 */
 const volatile __u32 nr_cpus = 1;
 const volatile __u64 long_wait_ns = 5000000;	/* 0: no long-wait events */
 const volatile __u32 events_per_sec = 100;	/* per container and CPU */
+const volatile bool pmu_on = false;		/* counters opened by the loader */
 
 /* Bumped by the loader after it changes cg_class, to refresh cached classes. */
 __u32 class_gen;
@@ -88,6 +89,14 @@ struct {
 	__type(key, __u64);
 	__type(value, __u32);
 } cg_class SEC(".maps");
+
+/* Perf events, one per counter and CPU: slot counter * nr_cpus + cpu. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(max_entries, 1);		/* the loader sets PMU_NR * nr_cpus */
+	__type(key, __u32);
+	__type(value, __u32);
+} pmu SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -403,16 +412,42 @@ static __always_inline int on_wakeup(struct task_struct *p)
 }
 
 /*
+ * Counter growth on this CPU since its last switch, scaled by enabled/running
+ * time when the PMU multiplexes; @out is 0 for a counter that cannot be read.
+ */
+static __always_inline void pmu_delta(struct cpu_state *cs, __u32 cpu, __u64 out[PMU_NR])
+{
+	struct bpf_perf_event_value v;
+	__u64 dc, de, dr;
+	__u32 k;
+
+	for (k = 0; k < PMU_NR; k++) {
+		out[k] = 0;
+		if (bpf_perf_event_read_value(&pmu, k * nr_cpus + cpu, &v, sizeof(v)))
+			continue;
+		dc = v.counter - cs->pmu_last[k][0];
+		de = v.enabled - cs->pmu_last[k][1];
+		dr = v.running - cs->pmu_last[k][2];
+		/* The first reading only sets the base. */
+		if (cs->pmu_last[k][1])
+			out[k] = dr && dr < de ? dc * de / dr : dc;
+		cs->pmu_last[k][0] = v.counter;
+		cs->pmu_last[k][1] = v.enabled;
+		cs->pmu_last[k][2] = v.running;
+	}
+}
+
+/*
  * The interval since the CPU's last switch is charged to what the CPU state
  * says ran, not to prev: a switch event can be missed, and charging by state
  * keeps the clocks, cpu_ns and every snapshot consistent with each other.
  */
 static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 now)
 {
-	__u64 delta = now - cs->last_switch;
+	__u64 delta = now - cs->last_switch, counters[PMU_NR];
 	struct cg_cpu_stats *st;
 	__s64 i_all, i_online, i_own;
-	__u32 *cls;
+	__u32 *cls, k;
 
 	/* Classes were republished while this task ran: charge the new one. */
 	if (cs->cur_cgid && cs->class_gen != class_gen) {
@@ -422,12 +457,17 @@ static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 no
 	}
 	if (cs->cur_class < KC_NR)
 		cs->clk[cs->cur_class] += delta;
+	if (pmu_on)
+		pmu_delta(cs, cpu, counters);
 	if (!cs->cur_cgid)
 		return;
 	st = cg_cpu_stats(cs->cur_cgid, cpu);
 	if (!st)
 		return;
 	st->cpu_ns += delta;
+	if (pmu_on)
+		for (k = 0; k < PMU_NR; k++)
+			st->pmu[k] += counters[k];
 	/* Waiting integrals over the run, less the container's own waiters. */
 	i_all = cs->s_all + cs->n_all * (__s64)now - cs->i_all_in;
 	i_online = cs->s_online + cs->n_online * (__s64)now - cs->i_online_in;

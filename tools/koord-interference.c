@@ -41,6 +41,7 @@ struct options {
 	unsigned int max_containers;
 	bool trace;
 	double long_wait_ms;
+	enum pmu_source pmu;
 };
 
 /* Long-wait records seen while watching (kept for --json, printed for --trace). */
@@ -75,6 +76,8 @@ static void usage(FILE *f)
 "  -t, --top N             show only the N containers with the longest p99 wait\n"
 "  -T, --trace             print each long wait of an online task as it happens\n"
 "      --long-wait MS      what counts as a long wait (default 5 ms)\n"
+"      --counter-source S  auto (hardware counters where there is a PMU), hardware,\n"
+"                          software (cpu-clock and page faults stand in: tests), off\n"
 "      --attach MODE       tp_btf or raw_tp (default: the best the kernel takes)\n"
 "      --task-store MODE   storage or hash (default: task storage where available)\n"
 "      --max-containers N  size of the per-container maps (default 4096)\n"
@@ -104,6 +107,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "trace", no_argument, NULL, 'T' },
 		{ "long-wait", required_argument, NULL, 'L' },
 		{ "attach", required_argument, NULL, 'A' },
+		{ "counter-source", required_argument, NULL, 'P' },
 		{ "task-store", required_argument, NULL, 'S' },
 		{ "max-containers", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -153,6 +157,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (errno || end == optarg || *end || !isfinite(o->long_wait_ms) ||
 			    o->long_wait_ms < 0.001 || o->long_wait_ms > 60000) {
 				log_err("bad --long-wait \"%s\": want milliseconds, 0.001 to 60000", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'P':
+			if (!strcmp(optarg, "auto"))
+				o->pmu = PMU_SOURCE_AUTO;
+			else if (!strcmp(optarg, "hardware"))
+				o->pmu = PMU_SOURCE_HARDWARE;
+			else if (!strcmp(optarg, "software"))
+				o->pmu = PMU_SOURCE_SOFTWARE;
+			else if (!strcmp(optarg, "off"))
+				o->pmu = PMU_SOURCE_OFF;
+			else {
+				log_err("bad --counter-source \"%s\": want auto, hardware, software or off",
+					optarg);
 				return -EINVAL;
 			}
 			break;
@@ -290,7 +309,7 @@ static void print_json(const struct window *w, const struct container_table *t,
 
 int main(int argc, char **argv)
 {
-	struct options o = { .duration = 10 };
+	struct options o = { .duration = 10, .pmu = PMU_SOURCE_AUTO };
 	struct container_table table = {};
 	struct collector_opts copts = {};
 	struct sample a = {}, b = {};
@@ -319,7 +338,8 @@ int main(int argc, char **argv)
 	}
 	copts = (struct collector_opts){ .hier = &hier, .attach = o.attach, .store = o.store,
 					 .max_containers = o.max_containers,
-					 .long_wait_ns = (__u64)(o.long_wait_ms * 1e6) };
+					 .long_wait_ns = (__u64)(o.long_wait_ms * 1e6),
+					 .pmu_source = o.pmu };
 	err = collector_open(&copts, &col);
 	if (err)
 		goto out;

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collector.h"
@@ -18,6 +20,8 @@
 
 struct collector {
 	struct koord *skel;
+	enum pmu_source pmu_source;	/* what the counters read, PMU_SOURCE_OFF if none */
+	int *pmu_fds;			/* PMU_NR * nr_cpus perf events, -1 where none */
 	struct ring_buffer *rb;
 	long_wait_fn on_event;
 	void *event_ctx;
@@ -91,7 +95,7 @@ static void select_programs(struct koord *s, bool tp_btf, bool hash)
 
 /* Open, size and load the object for one mode; NULL with errno on failure. */
 static struct koord *load(const struct collector_opts *o, unsigned int nr_cpus,
-			  enum attach_mode attach, enum store_mode store)
+			  enum attach_mode attach, enum store_mode store, bool pmu_on)
 {
 	unsigned int maxc = o->max_containers ? o->max_containers : DEFAULT_MAX_CONTAINERS;
 	unsigned long long cg_cpu = (unsigned long long)maxc * nr_cpus;
@@ -114,6 +118,8 @@ static struct koord *load(const struct collector_opts *o, unsigned int nr_cpus,
 	s->rodata->nr_cpus = nr_cpus;
 	s->rodata->long_wait_ns = o->long_wait_ns ? o->long_wait_ns : DEFAULT_LONG_WAIT_NS;
 	s->rodata->events_per_sec = o->events_per_sec ? o->events_per_sec : DEFAULT_EVENTS_PER_SEC;
+	s->rodata->pmu_on = pmu_on;
+	bpf_map__set_max_entries(s->maps.pmu, PMU_NR * nr_cpus);
 	if (hash) {
 		bpf_map__set_type(s->maps.tasks, BPF_MAP_TYPE_HASH);
 		bpf_map__set_map_flags(s->maps.tasks, 0);
@@ -132,6 +138,116 @@ static struct koord *load(const struct collector_opts *o, unsigned int nr_cpus,
 		return NULL;
 	}
 	return s;
+}
+
+/* Counters by source: hardware, or software events standing in where there is no PMU. */
+static const struct perf_event_attr *pmu_attrs(enum pmu_source src)
+{
+	static const struct perf_event_attr hw[PMU_NR] = {
+		[PMU_CYCLES] = { .type = PERF_TYPE_HARDWARE, .config = PERF_COUNT_HW_CPU_CYCLES },
+		[PMU_INSTRUCTIONS] = { .type = PERF_TYPE_HARDWARE,
+				       .config = PERF_COUNT_HW_INSTRUCTIONS },
+		[PMU_LLC_MISSES] = { .type = PERF_TYPE_HW_CACHE,
+				     .config = PERF_COUNT_HW_CACHE_LL |
+					       PERF_COUNT_HW_CACHE_OP_READ << 8 |
+					       PERF_COUNT_HW_CACHE_RESULT_MISS << 16 },
+	};
+	/* cpu-clock twice (so CPI is exactly 1) and page faults: all checkable from /proc. */
+	static const struct perf_event_attr sw[PMU_NR] = {
+		[PMU_CYCLES] = { .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK },
+		[PMU_INSTRUCTIONS] = { .type = PERF_TYPE_SOFTWARE,
+				       .config = PERF_COUNT_SW_CPU_CLOCK },
+		[PMU_LLC_MISSES] = { .type = PERF_TYPE_SOFTWARE,
+				     .config = PERF_COUNT_SW_PAGE_FAULTS },
+	};
+
+	return src == PMU_SOURCE_SOFTWARE ? sw : hw;
+}
+
+static void pmu_close(struct collector *c)
+{
+	unsigned int i;
+
+	for (i = 0; c->pmu_fds && i < PMU_NR * c->nr_cpus; i++)
+		if (c->pmu_fds[i] >= 0)
+			close(c->pmu_fds[i]);
+	free(c->pmu_fds);
+	c->pmu_fds = NULL;
+}
+
+/*
+ * One event per counter and CPU (pid -1), read by BPF at each switch. With
+ * AUTO, no PMU means no counters, said once; asked for explicitly, it is an
+ * error. CPUs that are offline are left without events.
+ */
+static int pmu_open(struct collector *c, enum pmu_source want)
+{
+	enum pmu_source src = want == PMU_SOURCE_AUTO ? PMU_SOURCE_HARDWARE : want;
+	const struct perf_event_attr *attrs = pmu_attrs(src);
+	unsigned int k, cpu, opened = 0;
+	const char *why;
+	int fd, err = 0;
+
+	c->pmu_source = PMU_SOURCE_OFF;
+	if (want == PMU_SOURCE_OFF)
+		return 0;
+	c->pmu_fds = malloc(PMU_NR * c->nr_cpus * sizeof(*c->pmu_fds));
+	if (!c->pmu_fds)
+		return -ENOMEM;
+	for (k = 0; k < PMU_NR * c->nr_cpus; k++)
+		c->pmu_fds[k] = -1;
+	for (k = 0; k < PMU_NR && !err; k++) {
+		for (cpu = 0; cpu < c->nr_cpus; cpu++) {
+			struct perf_event_attr a = attrs[k];
+
+			a.size = sizeof(a);
+			fd = syscall(__NR_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			if (fd >= 0) {
+				c->pmu_fds[k * c->nr_cpus + cpu] = fd;
+				opened++;
+			} else if (errno != ENODEV) {	/* ENODEV: CPU offline */
+				err = -errno;
+				break;
+			}
+		}
+	}
+	if (!err && opened) {
+		c->pmu_source = src;
+		return 0;
+	}
+	pmu_close(c);
+	why = err == -ENOENT || err == -EOPNOTSUPP ? "the machine has no hardware PMU" :
+	      strerror(err ? -err : ENODEV);
+	if (want == PMU_SOURCE_AUTO) {
+		log_info("hardware counters unavailable (%s): LLC misses and CPI are not reported",
+			 why);
+		return 0;
+	}
+	log_err("cannot open %s counters: %s", src == PMU_SOURCE_SOFTWARE ? "software" : "hardware",
+		why);
+	return err ? err : -ENODEV;
+}
+
+/* Put the perf events into the BPF map. */
+static int pmu_publish(struct collector *c)
+{
+	int mfd = bpf_map__fd(c->skel->maps.pmu);
+	unsigned int i;
+
+	for (i = 0; c->pmu_fds && i < PMU_NR * c->nr_cpus; i++) {
+		if (c->pmu_fds[i] < 0)
+			continue;
+		if (bpf_map_update_elem(mfd, &i, &c->pmu_fds[i], BPF_ANY)) {
+			log_err("cannot publish perf event %u to BPF: %s", i, strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+enum pmu_source collector_pmu_source(const struct collector *c)
+{
+	return c->pmu_source;
 }
 
 static int check_prerequisites(void)
@@ -171,6 +287,11 @@ int collector_open(const struct collector_opts *o, struct collector **out)
 		free(c);
 		return -ENOTSUP;
 	}
+	err = pmu_open(c, o->pmu_source);
+	if (err) {
+		free(c);
+		return err;
+	}
 	/* Raw tracepoints give no BTF task pointer, so no task storage there. */
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		if ((o->attach != ATTACH_AUTO && o->attach != modes[i].a) ||
@@ -181,7 +302,8 @@ int collector_open(const struct collector_opts *o, struct collector **out)
 			log_debug("no task storage in this kernel");
 			continue;
 		}
-		c->skel = load(o, c->nr_cpus, modes[i].a, modes[i].s);
+		c->skel = load(o, c->nr_cpus, modes[i].a, modes[i].s,
+			       c->pmu_source != PMU_SOURCE_OFF);
 		if (!c->skel) {
 			err = -errno;
 			log_debug("load as %s with task %s failed: %s",
@@ -202,10 +324,13 @@ int collector_open(const struct collector_opts *o, struct collector **out)
 		else
 			log_err("cannot load the BPF collector: %s (rerun with -v for the verifier log)",
 				strerror(-err));
+		pmu_close(c);
 		free(c);
 		return err;
 	}
-	err = koord__attach(c->skel);
+	err = pmu_publish(c);
+	if (!err)
+		err = koord__attach(c->skel);
 	if (err) {
 		log_err("cannot attach the BPF collector: %s", strerror(-err));
 		collector_close(c);
@@ -224,6 +349,7 @@ void collector_close(struct collector *c)
 		return;
 	ring_buffer__free(c->rb);
 	koord__destroy(c->skel);
+	pmu_close(c);
 	free(c);
 }
 
@@ -301,6 +427,8 @@ static void fold(struct cg_sample *cs, const struct cg_cpu_stats *v, __u64 epoch
 		cs->s.steal_ns[i] += v->steal_ns[i];
 	cs->s.inflicted_online_ns += v->inflicted_online_ns;
 	cs->s.inflicted_all_ns += v->inflicted_all_ns;
+	for (i = 0; i < PMU_NR; i++)
+		cs->s.pmu[i] += v->pmu[i];
 	/* The epoch just closed, if this CPU saw a wait in it (or after). */
 	if ((v->epoch == epoch || v->epoch == epoch + 1) &&
 	    v->epoch_max[epoch & 1] > cs->epoch_max)
@@ -447,6 +575,7 @@ int collector_sample(struct collector *c, struct sample *s)
 	free(hkeys);
 	free(hvals);
 	s->mono_end_ns = mono_ns();
+	s->pmu_source = c->pmu_source;
 	return 0;
 }
 

@@ -17,6 +17,7 @@ struct collector_opts {
 	unsigned int max_containers;	/* 0: default */
 	__u64 long_wait_ns;		/* long-wait event threshold; 0: default 5 ms */
 	unsigned int events_per_sec;	/* per container and CPU; 0: default 100 */
+	enum pmu_source pmu_source;	/* OFF (0), AUTO: hardware where there is a PMU */
 };
 
 /* Called for each long-wait record; a negative return stops the poll. */
@@ -45,6 +46,9 @@ int collector_sample(struct collector *c, struct sample *s);
 int collector_watch_events(struct collector *c, long_wait_fn fn, void *ctx);
 /* Wait up to @timeout_ms for records; returns how many were handled or -errno (-EINTR on a signal). */
 int collector_poll(struct collector *c, int timeout_ms);
+
+/* What the counters read: PMU_SOURCE_OFF when there are none. */
+enum pmu_source collector_pmu_source(const struct collector *c);
 
 /* The per-CPU state (waiting-task counts), for invariant checks. */
 int collector_cpu_state(struct collector *c, unsigned int cpu, struct cpu_state *out);

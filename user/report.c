@@ -110,6 +110,26 @@ static __u64 steal_others(const struct cg_window *cw)
 	return n;
 }
 
+/* Counters of a window, or null where none were read. */
+static json_object *counters_json(const struct cg_window *cw)
+{
+	json_object *o;
+	__u64 cyc = cw->pmu[PMU_CYCLES], ins = cw->pmu[PMU_INSTRUCTIONS];
+
+	if (cw->pmu_source != PMU_SOURCE_HARDWARE && cw->pmu_source != PMU_SOURCE_SOFTWARE)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "source", json_object_new_string(
+		cw->pmu_source == PMU_SOURCE_HARDWARE ? "hardware" : "software"));
+	json_object_object_add(o, "cycles", u64(cyc));
+	json_object_object_add(o, "instructions", u64(ins));
+	json_object_object_add(o, "llc_misses", u64(cw->pmu[PMU_LLC_MISSES]));
+	json_object_object_add(o, "cpi", ins ? json_object_new_double((double)cyc / ins) : NULL);
+	json_object_object_add(o, "mpki", ins ?
+		json_object_new_double(1000.0 * cw->pmu[PMU_LLC_MISSES] / ins) : NULL);
+	return o;
+}
+
 json_object *report_container_json(const struct cg_window *cw, const struct container *c)
 {
 	json_object *o = json_object_new_object(), *runq, *steal, *ratio, *infl;
@@ -147,7 +167,7 @@ json_object *report_container_json(const struct cg_window *cw, const struct cont
 	json_object_object_add(infl, "online", u64(cw->inflicted_online_ns));
 	json_object_object_add(infl, "all", u64(cw->inflicted_all_ns));
 	json_object_object_add(o, "inflicted_ns", infl);
-	json_object_object_add(o, "counters", NULL);
+	json_object_object_add(o, "counters", counters_json(cw));
 	return o;
 }
 

@@ -73,6 +73,8 @@ static void diff_one(const struct cg_sample *a, const struct cg_sample *b, struc
 		w->steal_ns[i] = delta(a->s.steal_ns[i], b->s.steal_ns[i]);
 	w->inflicted_online_ns = delta(a->s.inflicted_online_ns, b->s.inflicted_online_ns);
 	w->inflicted_all_ns = delta(a->s.inflicted_all_ns, b->s.inflicted_all_ns);
+	for (i = 0; i < PMU_NR; i++)
+		w->pmu[i] = delta(a->s.pmu[i], b->s.pmu[i]);
 	for (i = 0; i < HIST_BUCKETS; i++) {
 		w->hist[i] = b->hist[i] - a->hist[i];	/* mod 2^32, as BPF counts */
 		n += w->hist[i];
@@ -130,8 +132,10 @@ int window_compute(const struct sample *a, const struct sample *b, struct window
 	w->v = calloc(b->n, sizeof(*w->v));
 	if (!w->v)
 		return -ENOMEM;
-	for (i = 0; i < b->n; i++)
-		diff_one(sample_find(a, b->v[i].cgid), &b->v[i], &w->v[w->n++]);
+	for (i = 0; i < b->n; i++) {
+		diff_one(sample_find(a, b->v[i].cgid), &b->v[i], &w->v[w->n]);
+		w->v[w->n++].pmu_source = b->pmu_source;
+	}
 	return diff_parts(a, b, w);
 }
 

@@ -15,6 +15,9 @@ struct cg_sample {
 	__u32 hist[HIST_BUCKETS];
 };
 
+/* What the hardware-counter slots hold. */
+enum pmu_source { PMU_SOURCE_OFF, PMU_SOURCE_AUTO, PMU_SOURCE_HARDWARE, PMU_SOURCE_SOFTWARE };
+
 /* One container on one CPU: what pairs culprits with victims. */
 struct cg_cpu_part {
 	__u64 cgid;
@@ -27,6 +30,7 @@ struct cg_cpu_part {
 struct sample {
 	__u64 mono_ns;		/* CLOCK_MONOTONIC just before the maps were read ... */
 	__u64 mono_end_ns;	/* ... and just after */
+	enum pmu_source pmu_source;	/* PMU_SOURCE_OFF: no counters */
 	__u64 counters[CNT_NR];
 	struct cg_sample *v;
 	size_t n, cap;
@@ -42,6 +46,8 @@ struct cg_window {
 	__u64 steal_ns[ST_NR];
 	__u64 inflicted_online_ns, inflicted_all_ns;
 	__u64 p50_ns, p99_ns;
+	enum pmu_source pmu_source;	/* PMU_SOURCE_OFF: pmu[] means nothing */
+	__u64 pmu[PMU_NR];
 	__u32 hist[HIST_BUCKETS];
 };
 

@@ -50,6 +50,13 @@ check "--trace prints long waits as they happen, then the report and a verdict" 
 	bash -c 'grep -q "^VICTIM .*WAIT_ms" <<<"$1" && grep -q "^Suspects" <<<"$1" && grep -q "^Verdict: " <<<"$1" &&
 		 [ "$(grep -c " <- " <<<"$1")" -gt 0 ]' _ "$out"
 check "bad --long-wait" errors_with 'bad --long-wait' $bin -d 1 --long-wait -3
+check "bad --counter-source" errors_with 'bad --counter-source' $bin -d 1 --counter-source pmu
+json=$($bin -d 0.5 --json --counter-source software 2>/dev/null)
+check "software counters appear per container with CPI" python3 -c '
+import json, sys
+c = [x["counters"] for x in json.loads(sys.argv[1])["containers"] if x["cpu_ns"] > 0]
+assert c and all(x and x["source"] == "software" and x["cycles"] > 0 for x in c), c
+' "$json"
 
 $bin -d 60 >/tmp/koord-cli-$$.out 2>&1 &
 pid=$!

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -256,6 +257,16 @@ pid_t spawn(const struct cpu_hierarchy *h, const char *rel, int cpu, enum worklo
 		if (wl == WL_HOG)
 			for (;;)
 				spin++;
+		while (wl == WL_FAULTER) {
+			char *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			size_t i;
+
+			for (i = 0; m != MAP_FAILED && i < 1 << 20; i += 4096)
+				m[i] = 1;
+			if (m != MAP_FAILED)
+				munmap(m, 1 << 20);
+		}
 		for (;;)
 			nanosleep(&ts, NULL);
 	}

@@ -32,10 +32,11 @@ __u64 cgroup_id(const struct cpu_hierarchy *h, const char *rel);
 /* Remove the test tree (kills what still runs there first). */
 void test_cgroup_cleanup(void);
 
-enum workload { WL_HOG, WL_PROBE };
+enum workload { WL_HOG, WL_PROBE, WL_FAULTER };
 /*
  * Fork a process pinned to @cpu (-1: not pinned) inside cgroup @rel: a CPU hog, or a probe
- * that sleeps @period_us and wakes in a loop. Killed at exit.
+ * that sleeps @period_us and wakes in a loop, or one that maps, touches and
+ * unmaps 1 MiB in a loop (page faults). Killed at exit.
  */
 pid_t spawn(const struct cpu_hierarchy *h, const char *rel, int cpu, enum workload wl,
 	    unsigned int period_us);

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Hardware counters per container. These machines have no PMU: with AUTO the
+ * collector must run without counters; the attribution path is proven with
+ * software events in their place — cpu-clock for cycles and instructions,
+ * page faults for LLC misses — against /proc's view of the same tasks.
+ */
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include "collector.h"
+#include "log.h"
+#include "testlib.h"
+
+#define WATCH_MS 2000
+
+static struct cpu_hierarchy hier;
+
+/* Minor + major faults of a task, from /proc/PID/stat (fields 10 and 12). */
+static __u64 task_faults(pid_t pid)
+{
+	unsigned long long minflt = 0, majflt = 0;
+	char path[64], buf[1024], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu", &minflt, &majflt);
+	fclose(f);
+	return minflt + majflt;
+}
+
+/* Independent of the collector: can this task count its own cycles? */
+static bool has_pmu(void)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_HARDWARE, .size = sizeof(a),
+				     .config = PERF_COUNT_HW_CPU_CYCLES };
+	int fd = syscall(__NR_perf_event_open, &a, 0, -1, -1, 0);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static void auto_source(void)
+{
+	struct collector_opts o = { .hier = &hier, .pmu_source = PMU_SOURCE_AUTO };
+	struct collector *col;
+
+	if (!check(!collector_open(&o, &col), "collector loads with counters on AUTO"))
+		return;
+	if (has_pmu())
+		check(collector_pmu_source(col) == PMU_SOURCE_HARDWARE, "hardware counters in use");
+	else
+		check(collector_pmu_source(col) == PMU_SOURCE_OFF,
+		      "no PMU here: counters off rather than zeros");
+	collector_close(col);
+}
+
+static void software_attribution(void)
+{
+	struct collector_opts o = { .hier = &hier, .pmu_source = PMU_SOURCE_SOFTWARE };
+	char *hog_cg = test_cgroup_make(&hier, "kubepods/besteffort/podaaaaaaaa-0000-4000-8000-000000000001/hog");
+	char *flt_cg = test_cgroup_make(&hier, "kubepods/burstable/podaaaaaaaa-0000-4000-8000-000000000002/faulter");
+	const struct cg_window *hw, *fw;
+	struct sample a = {}, b = {};
+	__u64 rt0, rt1, f0, f1, frt0, frt1;
+	struct collector *col = NULL;
+	struct window w = {};
+	pid_t hog, flt;
+
+	if (!check(hog_cg && flt_cg && !collector_open(&o, &col), "collector with software counters"))
+		goto out;
+	check(collector_pmu_source(col) == PMU_SOURCE_SOFTWARE, "software source in use");
+	hog = spawn(&hier, hog_cg, 0, WL_HOG, 0);
+	flt = spawn(&hier, flt_cg, 0, WL_FAULTER, 0);
+	sleep_ms(200);
+	collector_sample(col, &a);
+	sleep_ms(100);
+	rt0 = task_runtime_ns(hog);
+	frt0 = task_runtime_ns(flt);
+	f0 = task_faults(flt);
+	collector_sample(col, &a);
+	sleep_ms(WATCH_MS);
+	collector_sample(col, &b);
+	rt1 = task_runtime_ns(hog);
+	frt1 = task_runtime_ns(flt);
+	f1 = task_faults(flt);
+	window_compute(&a, &b, &w);
+	hw = window_find(&w, cgroup_id(&hier, hog_cg));
+	fw = window_find(&w, cgroup_id(&hier, flt_cg));
+	if (!check(hw && fw, "both containers in the window"))
+		goto out;
+	printf("# hog: cycles %.1f ms, instructions %.1f ms, cpu_ns %.1f ms, schedstat %.1f ms\n",
+	       hw->pmu[PMU_CYCLES] / 1e6, hw->pmu[PMU_INSTRUCTIONS] / 1e6, hw->cpu_ns / 1e6,
+	       (rt1 - rt0) / 1e6);
+	printf("# faulter: llc_misses %llu, /proc faults %llu; cycles %.1f ms, schedstat %.1f ms\n",
+	       (unsigned long long)fw->pmu[PMU_LLC_MISSES], (unsigned long long)(f1 - f0),
+	       fw->pmu[PMU_CYCLES] / 1e6, (frt1 - frt0) / 1e6);
+	/* cpu-clock counted per CPU and charged at each switch = the task's run time. */
+	check(fabs((double)hw->pmu[PMU_CYCLES] - (rt1 - rt0)) <= 0.05 * (rt1 - rt0),
+	      "hog: cpu-clock charged to its container matches schedstat within 5%%");
+	check(fabs((double)fw->pmu[PMU_CYCLES] - (frt1 - frt0)) <= 0.05 * (frt1 - frt0) + 2e6,
+	      "faulter: cpu-clock matches schedstat within 5%% + 2 ms");
+	check(hw->pmu[PMU_INSTRUCTIONS] &&
+	      fabs((double)hw->pmu[PMU_CYCLES] / hw->pmu[PMU_INSTRUCTIONS] - 1) < 0.01,
+	      "CPI of two identical sources is 1");
+	check(f1 > f0 && fabs((double)fw->pmu[PMU_LLC_MISSES] - (f1 - f0)) <= 0.05 * (f1 - f0) + 50,
+	      "faulter: page faults charged to its container match /proc within 5%%");
+	check(hw->pmu[PMU_LLC_MISSES] * 20 < fw->pmu[PMU_LLC_MISSES],
+	      "the hog, which does not fault, gets few of them (%llu)",
+	      (unsigned long long)hw->pmu[PMU_LLC_MISSES]);
+out:
+	window_free(&w);
+	sample_free(&a);
+	sample_free(&b);
+	collector_close(col);
+	free(hog_cg);
+	free(flt_cg);
+}
+
+int main(void)
+{
+	cpu_set_t cpus;
+
+	log_prog = "test_counters";
+	require_bpf_env(&hier);
+	CPU_ZERO(&cpus);
+	CPU_SET(1, &cpus);
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		sched_setaffinity(0, sizeof(cpus), &cpus);
+	auto_source();
+	software_attribution();
+	test_cgroup_cleanup();
+	return test_summary("test_counters");
+}
