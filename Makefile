@@ -109,4 +109,4 @@ clean:
 include scripts/vm.mk
 
 # `sudo make bench`: per-event cost and start-up (docs/performance.md).
-include scripts/bench/bench.mk
+-include scripts/bench/bench.mk
