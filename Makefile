@@ -63,6 +63,10 @@ $(OUT)/libkoord.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)$(AR) rcs $@ $^
 
+# koord-top draws with ncurses (wide-character build: UTF-8 cgroup names).
+NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
+$(OUT)/koord-top: LDLIBS += $(NCURSES_LIBS)
+
 $(OUT)/%: tools/%.c $(OUT)/libkoord.a
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(OUT)/libkoord.a $(LDLIBS) -o $@
