@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# koord-top from the outside, with a CPU hog pinned to CPU 0 in a kubepods-like
+# BE cgroup: batch text and JSON frames; the interactive view driven in tmux
+# (send-keys, capture-pane): header, columns, the hog's row, the QoS filter,
+# help, resizing, q, Ctrl-C and SIGTERM restoring the screen with nothing left
+# attached; clear errors with exit 1.
+set -u
+cd "$(dirname "$0")/../.."
+bin=build/koord-top
+pass=0 fail=0
+check() { # check DESCRIPTION COMMAND...
+	local d=$1; shift
+	if "$@"; then echo "ok - $d"; pass=$((pass + 1)); else echo "not ok - $d"; fail=$((fail + 1)); fi
+}
+if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root"; exit 77; fi
+command -v tmux >/dev/null || { echo "tmux is missing: run scripts/deps.sh"; exit 1; }
+
+export LANG=C.UTF-8 LC_ALL=C.UTF-8
+sock=koord-top-test-$$
+tmx() { tmux -L "$sock" "$@"; }
+tmp=$(mktemp -d /tmp/koord-top-test-XXXXXX)
+pids=()
+cgdir=
+cleanup() {
+	local p
+	tmx kill-server 2>/dev/null
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	if [ -n "$cgdir" ] && [ -d "$cgdir" ]; then
+		find "$cgdir" -name cgroup.procs -exec sh -c 'for p in $(cat "$1"); do echo $p > "$2/cgroup.procs"; done' _ {} "$root" \; 2>/dev/null
+		find "$cgdir" -depth -type d -exec rmdir {} \; 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+errors_with() { # errors_with PATTERN ARGS...: exit 1 and PATTERN on stderr
+	local pat=$1 out rc; shift
+	out=$(timeout 20 "$@" 2>&1 >/dev/null </dev/null); rc=$?
+	[ "$rc" -eq 1 ] && grep -qF -- "$pat" <<<"$out" || { echo "  got rc=$rc: $out"; return 1; }
+}
+
+# ---- errors ----
+check "-n 0 is refused" errors_with 'bad iteration count "0"' $bin -b -n 0
+check "-d abc is refused" errors_with 'bad delay "abc"' $bin -b -n 1 -d abc
+check "-d 0 is refused" errors_with 'bad delay "0"' $bin -b -n 1 -d 0
+check "bad --filter" errors_with 'bad --filter "XX"' $bin -b -n 1 --filter XX
+check "bad --counter-source" errors_with 'bad --counter-source' $bin -b -n 1 --counter-source pmu
+check "not root is refused" errors_with "must run as root" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups $bin -b -n 1
+check "interactive without a terminal is refused" errors_with "needs a terminal" $bin
+
+# ---- a workload: a BE hog pinned to CPU 0 ----
+root=$(build/koord-interference -d 0.1 --json 2>/dev/null |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["hierarchy"]["root"])')
+[ -n "$root" ] && [ -d "$root" ] || { echo "cannot find the cpu hierarchy's root"; exit 1; }
+rel=/koord-top-test-$$
+cgdir=$root$rel
+hog_rel=$rel/kubepods/besteffort/pod0a1b2c3d-4444-5555-6666-777788889999/hog
+mkdir -p "$root$hog_rel"
+(echo 0 > "$root$hog_rel/cgroup.procs" && exec timeout 120 taskset -c 0 sh -c 'while :; do :; done') &
+pids+=($!)
+sleep 0.3
+
+# ---- batch text ----
+$bin -b -n 2 -d 1 >"$tmp/batch.txt" 2>"$tmp/batch.err"
+rc=$?
+check "batch text exits 0" [ "$rc" -eq 0 ]
+check "batch text has 2 frames" [ "$(grep -c '^koord-top .* batch ' "$tmp/batch.txt")" -eq 2 ]
+check "each frame has the table header" [ "$(grep -c '^QOS  *CPU%  *P50  *P99  *BE%  *INFL_ms/s  *CPI  *MPKI  *CGROUP$' "$tmp/batch.txt")" -eq 2 ]
+check "the header says counters are unavailable (no PMU here) or names the source" \
+	grep -qE 'counters: (unavailable|hardware)' "$tmp/batch.txt"
+hogrows=$(grep -F -- " $hog_rel" "$tmp/batch.txt")
+check "the hog has a row in both frames" [ "$(grep -c . <<<"$hogrows")" -eq 2 ]
+check "the hog's row: QOS BE, CPU% above 50, CPI/MPKI '-'" python3 -c '
+import sys
+rows = [l.split() for l in sys.argv[1].splitlines()]
+assert all(r[0] == "BE" for r in rows), rows
+assert max(float(r[1]) for r in rows) > 50, rows
+assert all(r[6] == "-" and r[7] == "-" for r in rows), rows
+' "$hogrows"
+
+# ---- batch JSON ----
+$bin -b -n 2 -d 1 --json >"$tmp/batch.json" 2>"$tmp/json.err"
+rc=$?
+check "batch JSON exits 0" [ "$rc" -eq 0 ]
+check "batch JSON: 2 documents, one per line, with the hog" python3 -c '
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 2, len(lines)
+best = 0
+for l in lines:
+    d = json.loads(l)
+    for k in ("time", "period_s", "duration_s", "hierarchy", "collector", "containers"):
+        assert k in d, k
+    assert d["period_s"] == 1
+    assert d["collector"]["counters"] in ("unavailable", "hardware", "software")
+    hog = [c for c in d["containers"] if c["cgroup"] == sys.argv[2]]
+    assert len(hog) == 1, [c["cgroup"] for c in d["containers"]]
+    h = hog[0]
+    assert h["qos"] == "BE", h
+    for k in ("id", "pod_uid", "cpu_ns", "runq", "steal_ns", "inflicted_ns", "counters"):
+        assert k in h, k
+    if d["collector"]["counters"] == "unavailable":
+        assert h["counters"] is None
+    best = max(best, h["cpu_ns"] / (d["duration_s"] * 1e9))
+assert best > 0.5, best
+' "$tmp/batch.json" "$hog_rel"
+check "--filter BE shows only BE" python3 -c '
+import json, subprocess, sys
+out = subprocess.run([sys.argv[1], "-b", "-n", "1", "-d", "0.5", "--json", "--filter", "BE"],
+                     capture_output=True, text=True, check=True).stdout
+c = json.loads(out)["containers"]
+assert c and all(x["qos"] == "BE" for x in c), c
+' $bin
+
+# ---- interactive, in tmux ----
+screen() { tmx capture-pane -p -t top; }
+wait_screen() { # wait_screen PATTERN [SECONDS]: until the pane shows PATTERN (ERE)
+	local i
+	for ((i = 0; i < ${2:-6} * 10; i++)); do
+		screen | grep -qE -- "$1" && return 0
+		sleep 0.1
+	done
+	echo "  the screen never showed /$1/:"; screen | grep -v '^ *$' | sed 's/^/  | /'
+	return 1
+}
+top_pid() { pgrep -P "$(tmx display-message -p -t top '#{pane_pid}')" -x koord-top; }
+prog_ids_of() { grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un; }
+gone() { # gone "IDS": none of these programs is loaded any more (and there were some)
+	local id
+	[ -n "$1" ] || { echo "  no program ids recorded"; return 1; }
+	for id in $1; do
+		bpftool prog show id "$id" >/dev/null 2>&1 && { echo "  program $id is still loaded"; return 1; }
+	done
+	return 0
+}
+# a shell in the pane runs koord-top, so the pane shows what is left after it exits
+start_top() { # start_top: a fresh session running koord-top -d 0.5
+	tmx kill-session -t top 2>/dev/null
+	tmx new-session -d -s top -x 160 -y 40 "env PS1='$ ' bash --norc --noprofile"
+	tmx send-keys -t top "clear; $PWD/$bin -d 0.5; echo EXITED \$?" Enter
+}
+left_clean() { # the pane shows the shell again, none of the view
+	! screen | grep -qE 'interactive|^QOS |CGROUP|koord-top: keys'
+}
+
+start_top
+check "interactive: header with time, mode, counters" \
+	wait_screen '^koord-top [0-9:]{8}  interactive  .*every 0.5 s'
+check "interactive: container count and counters state" \
+	wait_screen '^containers: [0-9]+ active, [0-9]+ shown, [0-9]+ known  filter: all  sort: P99  counters: unavailable'
+check "interactive: column titles" wait_screen '^QOS +CPU% +P50 +P99 +BE% +INFL_ms/s +CPI +MPKI +CGROUP'
+check "interactive: the hog's row" wait_screen "^BE +[0-9.]+ .*$hog_rel\$"
+for i in 1 2 3 4 5 6; do
+	screen | grep -q 'filter: BE ' && break
+	tmx send-keys -t top f
+	sleep 0.3
+done
+check "f cycles the filter to BE" wait_screen 'filter: BE '
+sleep 1.2	# a refresh with the filter
+rows=$(screen | sed -n '/^QOS /,$p' | tail -n +2 | grep -v '^ *$')
+check "only BE rows under the BE filter, the hog among them" \
+	bash -c '[ -n "$1" ] && ! grep -qv "^BE " <<<"$1" && grep -q "/hog$" <<<"$1"' _ "$rows"
+tmx send-keys -t top f
+check "f goes on to SYSTEM" wait_screen 'filter: SYSTEM '
+tmx send-keys -t top f
+check "and back to all" wait_screen 'filter: all '
+tmx send-keys -t top c
+check "c sorts by CPU%" wait_screen 'sort: CPU%  '
+tmx send-keys -t top r
+check "r reverses" wait_screen 'sort: CPU% \(reversed\)'
+tmx send-keys -t top r
+check "r again: back to largest first" wait_screen 'sort: CPU%  '
+tmx send-keys -t top '<'
+check "< moves the sort column left" wait_screen 'sort: QOS  '
+tmx send-keys -t top '>' '>' '>' '>'
+check "> moves it right" wait_screen 'sort: BE%  '
+tmx send-keys -t top p
+tmx send-keys -t top h
+check "h shows the help" wait_screen 'reverse the sort order'
+tmx send-keys -t top h
+sleep 0.6
+check "a key closes the help" bash -c '! tmux -L "$1" capture-pane -p -t top | grep -q "reverse the sort order"' _ "$sock"
+tmx resize-window -t top -x 100 -y 30
+sleep 1.2
+check "after a resize to 100x30 it still renders" wait_screen '^QOS +CPU% .*CGROUP'
+check "every line fits 100 columns, the hog's path cut from the left" python3 -c '
+import sys
+s = sys.stdin.read().splitlines()
+assert len(s) <= 30 and all(len(l) <= 100 for l in s), [len(l) for l in s]
+assert any(l.startswith("BE ") and "\u2026" in l and l.endswith("/hog") for l in s), s
+' < <(screen)
+tmx resize-window -t top -x 160 -y 40
+tmx send-keys -t top q
+check "q quits with status 0" wait_screen '^EXITED 0$'
+check "q leaves the screen as it was (alternate screen restored)" left_clean
+
+start_top
+wait_screen "$hog_rel\$" >/dev/null
+tmx send-keys -t top C-c
+check "Ctrl-C quits with status 0" wait_screen '^EXITED 0$'
+check "Ctrl-C leaves the screen as it was" left_clean
+
+start_top
+wait_screen "$hog_rel\$" >/dev/null
+pid=$(top_pid)
+ids=$(prog_ids_of "$pid")
+check "koord-top holds its BPF programs" [ -n "$ids" ]
+kill -TERM "$pid"
+check "SIGTERM ends it with status 0" wait_screen '^EXITED 0$' 3
+check "SIGTERM leaves the screen as it was" left_clean
+check "nothing left attached after SIGTERM" gone "$ids"
+# Other tests may run alongside: every switch program still loaded must be held
+# by a live process (none leaked, none pinned behind).
+orphans() {
+	local held id n
+	for n in 1 2 3; do
+		held=$(grep -h '^prog_id:' /proc/[0-9]*/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un)
+		orphan=
+		for id in $(bpftool prog show 2>/dev/null | grep -E 'name (tp|raw)_switch' | cut -d: -f1); do
+			grep -qx "$id" <<<"$held" || orphan="$orphan $id"
+		done
+		[ -z "$orphan" ] && return 0
+		sleep 0.5
+	done
+	echo "  switch programs loaded but held by no process:$orphan"
+	return 1
+}
+check "no switch program left behind by anyone" orphans
+
+echo "test_top: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
