@@ -3,38 +3,37 @@
 # main Makefile; uses its OUT, CC, CFLAGS, CLANG, BPFTOOL, ARCH, CLANG_SYS_INCLUDES.
 # Not part of `make test`: a benchmark is not a test.
 #
-#   sudo make bench [BENCH_ARGS="--rounds 5 --pipe-loops 200000 ..."]
-#   make bench-build   the floor program and its loader only
+#   sudo make bench [BENCH_ARGS="--rounds 5 --pipe-loops 100000 ..."]
+#   make bench-build   the bench's BPF objects and loader only
 
 BENCH_DIR  := $(OUT)/bench
 BENCH_ARGS ?=
+BENCH_OBJS := $(BENCH_DIR)/floor.bpf.o $(BENCH_DIR)/prims.bpf.o
 
 .PHONY: bench bench-build
 
-bench-build: $(BENCH_DIR)/koord-bench-floor
+bench-build: $(BENCH_DIR)/koord-bench-load $(BENCH_OBJS)
 
 bench: all bench-build $(BENCH_DIR)/.deps
 	scripts/bench/bench.py --out $(BENCH_DIR) $(BENCH_ARGS)
 
-# The peers and loads (Debian): libbpf-tools, bpftrace, rt-tests (hackbench), perf.
+# The peers and loads (Debian): libbpf-tools, bpftrace, rt-tests (hackbench), perf, strace.
 $(BENCH_DIR)/.deps: scripts/bench/deps.sh
 	scripts/bench/deps.sh
 	@mkdir -p $(@D) && touch $@
 
-$(BENCH_DIR)/floor.tmp.o: scripts/bench/floor.bpf.c | $(OUT)/.deps
+$(BENCH_DIR)/%.tmp.o: scripts/bench/%.bpf.c | $(OUT)/.deps
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Ivmlinux/$(ARCH) \
 		$(CLANG_SYS_INCLUDES) -c $< -o $@
 
-$(BENCH_DIR)/floor.bpf.o: $(BENCH_DIR)/floor.tmp.o
+# `gen object` keeps BTF and drops DWARF, as for the project's koord.bpf.o.
+$(BENCH_DIR)/%.bpf.o: $(BENCH_DIR)/%.tmp.o
 	$(call msg,BPFLINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $<
 
-$(BENCH_DIR)/floor.skel.h: $(BENCH_DIR)/floor.bpf.o
-	$(call msg,SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name floor > $@
-
-$(BENCH_DIR)/koord-bench-floor: scripts/bench/floor.c $(BENCH_DIR)/floor.skel.h
+$(BENCH_DIR)/koord-bench-load: scripts/bench/load.c | $(OUT)/.deps
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(filter-out -MMD -MP,$(CFLAGS)) -I$(BENCH_DIR) $< -lbpf -lelf -lz -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(filter-out -MMD -MP,$(CFLAGS)) $< -lbpf -lelf -lz -o $@

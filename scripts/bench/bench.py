@@ -251,6 +251,8 @@ def cost_report(samples, tools, loads, budget_ref="runqlat"):
         lines.append("|---|---|---|---|")
         summary[ln] = {}
         for t in tools:
+            if t.name == "primitives":
+                continue
             ss = samples[t.name][ln]
             names = []
             for s in ss:
@@ -264,6 +266,23 @@ def cost_report(samples, tools, loads, budget_ref="runqlat"):
             summary[ln][t.name] = tog
             lines.append(f"| **{t.name}** | **together per switch** | **{fmt_spread(tog)}** | "
                          f"{median(sw):.0f} switches |")
+        if "primitives" in samples:
+            ss = samples["primitives"][ln]
+            lines.append(f"\nPrimitives (scripts/bench/prims.bpf.c, all attached together) under the same load: "
+                         "each is the floor plus one operation; the last column is the operation's price, "
+                         "the difference to the mean of prim_floor and prim_floor_end in the same run.\n")
+            lines.append("| program | adds | ns/event median [min..max] | minus the floor |")
+
+            def base(s):
+                f = [s["progs"].get(n, (None,))[0] for n in ("prim_floor", "prim_floor_end")]
+                return sum(f) / 2 if all(f) else None
+            lines.append("|---|---|---|---|")
+            for n, what in PRIMS:
+                vals = [s["progs"][n][0] for s in ss if n in s["progs"] and s["progs"][n][0]]
+                diff = [s["progs"][n][0] - base(s) for s in ss
+                        if n in s["progs"] and s["progs"][n][0] and base(s)]
+                lines.append(f"| {n} | {what} | {fmt_spread(vals)} | "
+                             f"{fmt_spread(diff) if not n.startswith(('prim_floor', 'prim_warm')) else '-'} |")
         # Budget: koord together per switch vs runqlat's, per round (side by side).
         k, q = samples["koord-bpf"][ln], samples[budget_ref][ln]
         ratios = [a["together"] / b["together"] for a, b in zip(k, q)
@@ -283,6 +302,51 @@ def cost_report(samples, tools, loads, budget_ref="runqlat"):
             "budget": "PASS" if r <= 1.0 else "OVER",
             "stretch": "PASS" if r <= 0.5 else "OVER"})
     return lines, verdicts
+
+
+PRIMS = [("prim_warm", "nothing, runs first (takes the cold-cache cost)"),
+         ("prim_floor", "nothing (the floor, second)"),
+         ("prim_floor_end", "nothing (the floor again, last)"),
+         ("prim_ktime", "1 bpf_ktime_get_ns()"),
+         ("prim_probe4", "4 BPF_CORE_READ (bpf_probe_read_kernel)"),
+         ("prim_direct4", "the same 4 fields read directly (BTF pointers)"),
+         ("prim_hash16", "1 hash lookup, 16-byte key, hit"),
+         ("prim_tstore2", "2 bpf_task_storage_get (prev, next)"),
+         ("prim_atomic4", "4 atomic adds to a shared array value")]
+
+
+def startup_phases(runs, maxc):
+    """Where start-up goes: syscall timestamps of straced runs (strace slows it a little)."""
+    marks = [("exec", r"execve\("),
+             ("cgroup walk", r"openat\(.*/sys/fs/cgroup"),
+             ("vmlinux BTF read", r"openat\(.*/sys/kernel/btf/vmlinux"),
+             ("object BTF loaded", r"BPF_BTF_LOAD"),
+             ("programs loading", r"BPF_PROG_LOAD.*BPF_PROG_TYPE_TRACING"),
+             ("attach", r"BPF_LINK_CREATE|BPF_RAW_TRACEPOINT_OPEN"),
+             ("watching", r"watching")]
+    got = []
+    for _ in range(runs):
+        trace = os.path.join(ROOT, "build", "bench", "startup.strace")
+        r = run(["strace", "-f", "--seccomp-bpf", "-ttt", "-e", "trace=execve,openat,bpf,write", "-o", trace,
+                 KOORD, "-d", "0.1", "--max-containers", str(maxc)])
+        rows = []
+        with open(trace) as f:
+            for line in f:
+                m = re.match(r"\d+\s+([\d.]+)\s+(.*)", line)
+                if m:
+                    rows.append((float(m.group(1)), m.group(2)))
+        t, after = {}, 0.0
+        for name, pat in marks:
+            for ts, txt in rows:
+                if ts >= after and re.search(pat, txt) and (name != "object BTF loaded"
+                                                             or ts > t.get("vmlinux BTF read", 0)):
+                    t[name] = ts
+                    after = ts
+                    break
+        if len(t) == len(marks):
+            got.append([(t[marks[i + 1][0]] - t[marks[i][0]]) * 1000 for i in range(len(marks) - 1)])
+    names = [f"{marks[i][0]} → {marks[i + 1][0]}" for i in range(len(marks) - 1)]
+    return names, got
 
 
 def startup(rounds, maxcs, cgroup_root=None):
@@ -335,14 +399,18 @@ def main():
                     help="hackbench arguments (default: %(default)s)")
     ap.add_argument("--startup-runs", type=int, default=10)
     ap.add_argument("--only", choices=("cost", "startup"))
+    ap.add_argument("--no-primitives", action="store_true",
+                    help="leave out scripts/bench/prims.bpf.c (the price of each operation)")
     a = ap.parse_args()
 
     if os.geteuid() != 0:
         die("must run as root (sudo make bench): BPF stats, loading programs")
     os.makedirs(a.out, exist_ok=True)
-    floor = os.path.join(a.out, "koord-bench-floor")
-    for p in (KOORD, floor):
-        if not os.access(p, os.X_OK):
+    loader = os.path.join(a.out, "koord-bench-load")
+    floor = os.path.join(a.out, "floor.bpf.o")
+    prims = os.path.join(a.out, "prims.bpf.o")
+    for p in (KOORD, loader, floor, prims):
+        if not os.access(p, os.X_OK if not p.endswith(".o") else os.R_OK):
             die(f"{p} missing: run `make all bench-build` first")
     perf = which_any("perf", "perf_6.1")
     hackbench = which_any("hackbench")
@@ -377,11 +445,13 @@ def main():
                                     "#define TASK_RUNNING 0\t/* bench: as upstream, for BTF systems */"))
             tools = [
                 Tool("koord-bpf", [KOORD, "-d", "3600"], "watching", 5),
-                Tool("floor", [floor, "3600"], "floor: attached", 1),
+                Tool("floor", [loader, floor], "bench-load: attached", 1),
                 Tool("runqlat", [runqlat], None, 3),
                 Tool("runqslower", [runqslower], None, 3),
                 Tool("runqlat.bt", [bpftrace, fixed], "Tracing CPU", 3),
             ]
+            if not a.no_primitives:
+                tools.append(Tool("primitives", [loader, prims], "bench-load: attached", 9))
             loads = [
                 {"name": "pipe", "cmd": [perf, "bench", "sched", "pipe", "-l", str(a.pipe_loops)]},
                 {"name": "hackbench", "cmd": [hackbench, *a.hackbench.split()]},
@@ -421,6 +491,19 @@ def main():
                 med = median(r["ms"])
                 out_md.append(f"| {m} | {fmt_spread(r['ms'])} | {'PASS' if med <= 300 else 'OVER'} | "
                               f"{median(r['memlock']) / 1048576:.2f} MiB ({median(r['memlock']):.0f} B) |")
+            if shutil.which("strace"):
+                for m in (4096, 10000):
+                    pn, pv = startup_phases(3, m)
+                    results.setdefault("phases", {})[m] = pv
+                    if not pv:
+                        continue
+                    out_md.append(f"\nStart-up phases at --max-containers {m} (strace -ttt of "
+                                  f"{len(pv)} runs, ms, median; strace adds a little):\n")
+                    out_md.append("| " + " | ".join(pn) + " | total |")
+                    out_md.append("|" + "---|" * (len(pn) + 1))
+                    out_md.append("| " + " | ".join(f"{median([r[i] for r in pv]):.0f}"
+                                                    for i in range(len(pn))) +
+                                  f" | {median([sum(r) for r in pv]):.0f} |")
             names = sorted(set().union(*(set(r["maps"] or {}) for r in st.values())))
             out_md.append("\n| map | type | " + " | ".join(
                 f"max_entries / bytes_memlock at {m}" for m in st) + " |")

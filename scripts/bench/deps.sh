@@ -7,6 +7,7 @@ pkgs=(
 	bpftrace	# runqlat.bt
 	rt-tests	# hackbench
 	linux-perf	# perf bench sched pipe
+	strace		# start-up phases
 	bpftool python3
 )
 

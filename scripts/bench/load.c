@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Loader of the bench floor (floor.bpf.c): loads and attaches it, prints
- * "floor: attached" on stderr, and stays attached until SIGINT/SIGTERM or
- * the given number of seconds; then prints the switches it counted.
+ * The bench's loader: loads a BPF object (the floor, floor.bpf.c, or the
+ * primitives, prims.bpf.c), attaches all its programs, prints
+ * "bench-load: attached" on stderr, and stays attached until SIGINT/SIGTERM
+ * or SECONDS have passed.
  *
- *   koord-bench-floor [SECONDS]
+ *   koord-bench-load OBJECT [SECONDS]
  */
 #include <errno.h>
 #include <signal.h>
@@ -14,9 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "floor.skel.h"
 
 static volatile sig_atomic_t stop;
 
@@ -32,28 +31,41 @@ static int quiet_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 
 int main(int argc, char **argv)
 {
-	double secs = argc > 1 ? atof(argv[1]) : 3600;
+	double secs = argc > 2 ? atof(argv[2]) : 3600;
+	struct bpf_object *obj;
+	struct bpf_program *prog;
 	struct timespec t0, t;
-	struct floor *s;
-	unsigned long long total = 0;
-	int ncpu, err, i;
-	__u32 zero = 0;
+	int err, n = 0;
 
+	if (argc < 2) {
+		fprintf(stderr, "usage: koord-bench-load OBJECT [SECONDS]\n");
+		return 2;
+	}
 	libbpf_set_print(quiet_print);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	s = floor__open_and_load();
-	if (!s) {
-		fprintf(stderr, "floor: cannot load: %s\n", strerror(errno));
+	obj = bpf_object__open_file(argv[1], NULL);
+	if (!obj) {
+		fprintf(stderr, "bench-load: cannot open %s: %s\n", argv[1], strerror(errno));
 		return 1;
 	}
-	err = floor__attach(s);
+	err = bpf_object__load(obj);
 	if (err) {
-		fprintf(stderr, "floor: cannot attach: %s\n", strerror(-err));
-		floor__destroy(s);
+		fprintf(stderr, "bench-load: cannot load %s: %s\n", argv[1], strerror(-err));
+		bpf_object__close(obj);
 		return 1;
 	}
-	fprintf(stderr, "floor: attached\n");
+	/* The links stay open (and attached) until exit. */
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__attach(prog)) {
+			fprintf(stderr, "bench-load: cannot attach %s: %s\n",
+				bpf_program__name(prog), strerror(errno));
+			bpf_object__close(obj);
+			return 1;
+		}
+		n++;
+	}
+	fprintf(stderr, "bench-load: attached %d programs of %s\n", n, argv[1]);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!stop) {
 		usleep(50000);
@@ -61,15 +73,6 @@ int main(int argc, char **argv)
 		if (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 >= secs)
 			break;
 	}
-	ncpu = libbpf_num_possible_cpus();
-	if (ncpu > 0) {
-		unsigned long long v[ncpu];
-
-		if (!bpf_map_lookup_elem(bpf_map__fd(s->maps.floor_cnt), &zero, v))
-			for (i = 0; i < ncpu; i++)
-				total += v[i];
-	}
-	printf("floor: %llu switches counted\n", total);
-	floor__destroy(s);
+	bpf_object__close(obj);
 	return 0;
 }
