@@ -61,11 +61,21 @@ hog_rel=$rel/kubepods/besteffort/pod0a1b2c3d-4444-5555-6666-777788889999/hog
 mkdir -p "$root$hog_rel"
 (echo 0 > "$root$hog_rel/cgroup.procs" && exec timeout 120 taskset -c 0 sh -c 'while :; do :; done') &
 pids+=($!)
+# a cgroup whose name holds a tab and an escape sequence, waking often on CPU 1
+evil_rel=$rel/evil$'\t'name$'\x1b'[31m
+mkdir -p "$root$evil_rel"
+(echo 0 > "$root$evil_rel/cgroup.procs" && exec timeout 120 taskset -c 1 sh -c 'while :; do sleep 0.01; done') &
+pids+=($!)
 sleep 0.3
 
+# on-CPU ns of the hog's tasks (schedstat), an independent reading
+hog_ns() { local p t=0; for p in $(cat "$root$hog_rel/cgroup.procs"); do t=$((t + $(cut -d' ' -f1 /proc/$p/schedstat 2>/dev/null || echo 0))); done; echo $t; }
+
 # ---- batch text ----
+s0=$(hog_ns); t0=$(date +%s%N)
 $bin -b -n 2 -d 1 >"$tmp/batch.txt" 2>"$tmp/batch.err"
 rc=$?
+s1=$(hog_ns); t1=$(date +%s%N)
 check "batch text exits 0" [ "$rc" -eq 0 ]
 check "batch text has 2 frames" [ "$(grep -c '^koord-top .* batch ' "$tmp/batch.txt")" -eq 2 ]
 check "each frame has the table header" [ "$(grep -c '^QOS  *CPU%  *P50  *P99  *BE%  *INFL_ms/s  *CPI  *MPKI  *CGROUP$' "$tmp/batch.txt")" -eq 2 ]
@@ -73,23 +83,34 @@ check "the header says counters are unavailable (no PMU here) or names the sourc
 	grep -qE 'counters: (unavailable|hardware)' "$tmp/batch.txt"
 hogrows=$(grep -F -- " $hog_rel" "$tmp/batch.txt")
 check "the hog has a row in both frames" [ "$(grep -c . <<<"$hogrows")" -eq 2 ]
-check "the hog's row: QOS BE, CPU% above 50, CPI/MPKI '-'" python3 -c '
+# Pinned alone to CPU 0 the hog runs > 90%; others' tests sharing CPU 0 can
+# take half of it, so CPU% is also held against schedstat over the same run.
+check "the hog's row: QOS BE, CPU% above 50 (when schedstat says > 60) and within 15 of schedstat, CPI/MPKI '-'" python3 -c '
 import sys
 rows = [l.split() for l in sys.argv[1].splitlines()]
+ref = 100.0 * int(sys.argv[2]) / int(sys.argv[3])
+top = sum(float(r[1]) for r in rows) / len(rows)
+print("  hog CPU%%: koord-top %.1f, schedstat %.1f" % (top, ref))
 assert all(r[0] == "BE" for r in rows), rows
-assert max(float(r[1]) for r in rows) > 50, rows
+assert ref < 60 or min(float(r[1]) for r in rows) > 50, rows
+assert abs(top - ref) < 15, (top, ref)
 assert all(r[6] == "-" and r[7] == "-" for r in rows), rows
-' "$hogrows"
+' "$hogrows" $((s1 - s0)) $((t1 - t0))
+
+check "odd cgroup names are escaped in text, no raw control characters" \
+	bash -c 'grep -qF "$1/evil\\x09name\\x1b[31m" "$2" && ! grep -q $'"'"'[\x01-\x09\x0b-\x1f]'"'"' "$2"' _ "$rel" "$tmp/batch.txt"
 
 # ---- batch JSON ----
+s0=$(hog_ns); t0=$(date +%s%N)
 $bin -b -n 2 -d 1 --json >"$tmp/batch.json" 2>"$tmp/json.err"
 rc=$?
+s1=$(hog_ns); t1=$(date +%s%N)
 check "batch JSON exits 0" [ "$rc" -eq 0 ]
 check "batch JSON: 2 documents, one per line, with the hog" python3 -c '
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 2, len(lines)
-best = 0
+shares = []
 for l in lines:
     d = json.loads(l)
     for k in ("time", "period_s", "duration_s", "hierarchy", "collector", "containers"):
@@ -104,9 +125,11 @@ for l in lines:
         assert k in h, k
     if d["collector"]["counters"] == "unavailable":
         assert h["counters"] is None
-    best = max(best, h["cpu_ns"] / (d["duration_s"] * 1e9))
-assert best > 0.5, best
-' "$tmp/batch.json" "$hog_rel"
+    shares.append(h["cpu_ns"] / (d["duration_s"] * 1e9))
+ref = int(sys.argv[3]) / int(sys.argv[4])
+assert ref < 0.6 or min(shares) > 0.5, (shares, ref)
+assert abs(sum(shares) / len(shares) - ref) < 0.15, (shares, ref)
+' "$tmp/batch.json" "$hog_rel" $((s1 - s0)) $((t1 - t0))
 check "--filter BE shows only BE" python3 -c '
 import json, subprocess, sys
 out = subprocess.run([sys.argv[1], "-b", "-n", "1", "-d", "0.5", "--json", "--filter", "BE"],
