@@ -181,6 +181,9 @@ def machine_info():
     r = run(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n",
              "libbpf-tools", "bpftrace", "rt-tests", "linux-perf", "libbpf1"])
     info["packages"] = r.stdout.strip().splitlines()
+    r = run(["git", "-C", ROOT, "log", "-1", "--format=%h", "--", "bpf"])
+    d = run(["git", "-C", ROOT, "status", "--porcelain", "--", "bpf"])
+    info["bpf_commit"] = (r.stdout.strip() or "?") + (" + uncommitted changes" if d.stdout.strip() else "")
     return info
 
 
@@ -232,7 +235,9 @@ def measure_cost(tools, loads, rounds):
                         tot_ns += dns
                         if name.endswith("switch"):
                             sw_cnt += dcnt
-                        progs[name] = (dns / dcnt if dcnt else None, dcnt)
+                        progs[name] = (dns / dcnt if dcnt else None, dcnt, dns)
+                    for name, v in progs.items():
+                        progs[name] = v + (v[2] / sw_cnt if sw_cnt else None,)
                     samples[t.name][l["name"]].append({
                         "progs": progs, "together": tot_ns / sw_cnt if sw_cnt else None,
                         "switches": sw_cnt, "wall_s": wall})
@@ -247,8 +252,9 @@ def cost_report(samples, tools, loads, budget_ref="runqlat"):
     for l in loads:
         ln = l["name"]
         lines.append(f"\n### Per-event cost under `{' '.join(l['cmd'])}`\n")
-        lines.append("| tool | program | ns/event median [min..max] | events/run (median) |")
-        lines.append("|---|---|---|---|")
+        lines.append("| tool | program | ns/event median [min..max] | events/run (median) | "
+                     "ns per switch (its run_time_ns / the tool's switches), median |")
+        lines.append("|---|---|---|---|---|")
         summary[ln] = {}
         for t in tools:
             if t.name == "primitives":
@@ -260,12 +266,14 @@ def cost_report(samples, tools, loads, budget_ref="runqlat"):
             for n in names:
                 vals = [s["progs"][n][0] for s in ss if n in s["progs"] and s["progs"][n][0] is not None]
                 cnts = [s["progs"][n][1] for s in ss if n in s["progs"]]
-                lines.append(f"| {t.name} | {n} | {fmt_spread(vals)} | {median(cnts):.0f} |")
+                per = [s["progs"][n][3] for s in ss if n in s["progs"] and s["progs"][n][3] is not None]
+                lines.append(f"| {t.name} | {n} | {fmt_spread(vals)} | {median(cnts):.0f} | "
+                             f"{median(per):.0f} |")
             tog = [s["together"] for s in ss if s["together"] is not None]
             sw = [s["switches"] for s in ss]
             summary[ln][t.name] = tog
             lines.append(f"| **{t.name}** | **together per switch** | **{fmt_spread(tog)}** | "
-                         f"{median(sw):.0f} switches |")
+                         f"{median(sw):.0f} switches | **{median(tog):.0f}** |")
         if "primitives" in samples:
             ss = samples["primitives"][ln]
             lines.append(f"\nPrimitives (scripts/bench/prims.bpf.c, all attached together) under the same load: "
@@ -524,7 +532,8 @@ def main():
     results["finished"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     head = [f"Run {results['started']} .. {results['finished']} on {info['nproc']} CPUs "
             f"({info['cpu']}), kernel {info['kernel']}; {info['perf']}, {info['bpftrace']}, "
-            f"{info['bpftool'].strip()}; packages: {', '.join(info['packages'])}."]
+            f"{info['bpftool'].strip()}; packages: {', '.join(info['packages'])}; "
+            f"collector built from bpf/ at {info['bpf_commit']}."]
     text = "\n".join(head + out_md) + "\n"
     with open(os.path.join(a.out, "results.md"), "w") as f:
         f.write(text)
