@@ -100,6 +100,24 @@ assert all(r[6] == "-" and r[7] == "-" for r in rows), rows
 check "odd cgroup names are escaped in text, no raw control characters" \
 	bash -c 'grep -qF "$1/evil\\x09name\\x1b[31m" "$2" && ! grep -q $'"'"'[\x01-\x09\x0b-\x1f]'"'"' "$2"' _ "$rel" "$tmp/batch.txt"
 
+# ---- a container created after the start: walked again, classified, published ----
+late_rel=$rel/kubepods/besteffort/pod0a1b2c3d-4444-5555-6666-aaaabbbbcccc/late
+$bin -b -n 3 -d 1 --json >"$tmp/late.json" 2>/dev/null &
+late_top=$!
+pids+=($late_top)
+sleep 1.3
+mkdir -p "$root$late_rel"
+(echo 0 > "$root$late_rel/cgroup.procs" && exec timeout 10 sh -c 'while :; do sleep 0.001; done') &
+pids+=($!)
+wait $late_top
+check "a container created after the start appears, classified BE" python3 -c '
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(docs) == 3, len(docs)
+late = [c for c in docs[-1]["containers"] if c["cgroup"] == sys.argv[2]]
+assert late and late[0]["qos"] == "BE" and late[0]["pod_uid"], docs[-1]["containers"]
+' "$tmp/late.json" "$late_rel"
+
 # ---- batch JSON ----
 s0=$(hog_ns); t0=$(date +%s%N)
 $bin -b -n 2 -d 1 --json >"$tmp/batch.json" 2>"$tmp/json.err"
