@@ -55,7 +55,7 @@ struct options {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: koord-top [-d SECONDS] [-b [-n COUNT] [--json]] [--class GLOB=QOS ...]\n"
+"Usage: koord-top [-d SECONDS] [-n COUNT] [-b [--json]] [--class GLOB=QOS ...]\n"
 "                 [--cgroup-root PATH] [--counter-source S] [--filter QOS]\n"
 "                 [--sort COLUMN] [-v]\n"
 "A live view of every container (cgroup of the cpu controller) like top(1):\n"
@@ -67,7 +67,8 @@ static void usage(FILE *f)
 "\n"
 "  -d, --delay SECONDS     refresh period (default 1; 0.1 to 3600)\n"
 "  -b, --batch             print frames to stdout instead of the screen\n"
-"  -n, --iterations COUNT  frames to print in batch mode (default: until stopped)\n"
+"  -n, --iterations COUNT  refreshes (frames in batch mode) before exiting\n"
+"                          (default: until q, Ctrl-C or SIGTERM)\n"
 "  -j, --json              batch frames as JSON, one document per line\n"
 "  -c, --class GLOB=QOS    classify cgroups whose path matches GLOB as QOS\n"
 "                          (LSE, LSR, LS, BE, SYSTEM); repeatable, first match wins\n"
@@ -213,10 +214,6 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc) {
 		log_err("unexpected argument \"%s\"", argv[optind]);
-		return -EINVAL;
-	}
-	if (o->count && !o->batch) {
-		log_err("-n COUNT is for batch mode: add -b");
 		return -EINVAL;
 	}
 	if (o->json && !o->batch) {
@@ -748,6 +745,7 @@ static int run_interactive(struct top *t)
 {
 	struct screen s = { .filter = t->o->filter, .sort = t->o->sort, .reverse = t->o->reverse };
 	double next = now_s() + t->o->delay, left;
+	unsigned long frames = 0;
 	SCREEN *scr;
 	int err = 0, ch, saved;
 
@@ -773,6 +771,8 @@ static int run_interactive(struct top *t)
 			if (next < now_s())	/* fell behind (suspended?): do not burst */
 				next = now_s() + t->o->delay;
 			draw(t, &s);
+			if (t->o->count && ++frames >= t->o->count)
+				break;
 			continue;
 		}
 		/* keys answer at once; a signal is seen within 200 ms */

@@ -238,6 +238,10 @@ tmx send-keys -t top q
 check "q quits with status 0" wait_screen '^EXITED 0$'
 check "q leaves the screen as it was (alternate screen restored)" left_clean
 
+tmx send-keys -t top "clear; $PWD/$bin -d 0.3 -n 3; echo COUNTED \$?" Enter
+check "-n 3 ends the interactive view by itself" wait_screen '^COUNTED 0$' 5
+check "and leaves the screen as it was" left_clean
+
 start_top
 wait_screen "$hog_rel\$" >/dev/null
 tmx send-keys -t top C-c
