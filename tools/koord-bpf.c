@@ -613,7 +613,10 @@ int main(int argc, char **argv)
 	double next;
 
 	log_prog = "koord-bpf";
-	err = parse_args(argc, argv, &o);
+	/* From the start a SIGTERM/SIGINT, even while loading, ends it cleanly with 0. */
+	err = install_signals();
+	if (!err)
+		err = parse_args(argc, argv, &o);
 	if (err)
 		goto out;
 	shared.period = o.period;
@@ -638,12 +641,12 @@ int main(int argc, char **argv)
 	d.scans = 1;
 	d.last_scan = now_s();
 	copts = (struct collector_opts){ .hier = &d.hier, .max_containers = o.max_containers };
-	err = collector_open(&copts, &d.col);
-	if (err)
+	if (stop)
 		goto out;
-	err = install_signals();
-	if (!err)
-		err = collector_set_classes(d.col, &d.table);
+	err = collector_open(&copts, &d.col);
+	if (err || stop)
+		goto out;
+	err = collector_set_classes(d.col, &d.table);
 	if (!err)
 		err = collector_watch_events(d.col, on_event, NULL);
 	if (!err)

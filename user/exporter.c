@@ -169,36 +169,56 @@ static void sb_printf(struct sb *b, const char *fmt, ...)
 	b->n += len;
 }
 
-/* Nanoseconds as seconds, exactly: "1.5", "0.000001023", "0". Returns the length. */
-static int fmt_seconds(char *buf, size_t size, __u64 ns)
+/* @v in decimal at @d (at most 20 bytes, not terminated); returns the length. */
+static size_t fmt_u64(char *d, __u64 v)
 {
-	int n;
+	char tmp[20];
+	size_t n = 0, i;
 
-	if (ns % 1000000000ull == 0) {
-		n = snprintf(buf, size, "%llu", (unsigned long long)(ns / 1000000000ull));
-	} else {
-		n = snprintf(buf, size, "%llu.%09llu", (unsigned long long)(ns / 1000000000ull),
-			     (unsigned long long)(ns % 1000000000ull));
-		while (buf[n - 1] == '0')
-			n--;
-		buf[n] = '\0';
-	}
+	do {
+		tmp[n++] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		d[i] = tmp[n - 1 - i];
 	return n;
 }
 
-static void put_seconds(struct sb *b, __u64 ns)
+/*
+ * Nanoseconds as seconds, exactly: "1.5", "0.000001023", "0" (at most 30
+ * bytes, not terminated); returns the length.
+ */
+static size_t fmt_ns_seconds(char *d, __u64 ns)
 {
-	char buf[32];
+	__u64 frac = ns % 1000000000ull;
+	size_t n = fmt_u64(d, ns / 1000000000ull);
+	int i;
 
-	sb_put(b, buf, fmt_seconds(buf, sizeof(buf), ns));
+	if (!frac)
+		return n;
+	d[n++] = '.';
+	for (i = 8; i >= 0; i--, frac /= 10)
+		d[n + i] = '0' + frac % 10;
+	n += 9;
+	while (d[n - 1] == '0')
+		n--;
+	return n;
+}
+
+static int fmt_seconds(char *buf, size_t size, __u64 ns)
+{
+	char tmp[32];
+	size_t n = fmt_ns_seconds(tmp, ns);
+
+	return snprintf(buf, size, "%.*s", (int)n, tmp);
 }
 
 static void put_u64(struct sb *b, __u64 v)
 {
-	char buf[24];
-	int n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-
-	sb_put(b, buf, n);
+	if (sb_reserve(b, 24))
+		return;
+	b->n += fmt_u64(b->p + b->n, v);
+	b->p[b->n] = '\0';
 }
 
 /* Length of the valid UTF-8 sequence at @s, 0 when it is not one. */
@@ -308,17 +328,32 @@ static char *container_labels(const struct container *c)
 	return b.p;
 }
 
-/* name{labels[,extra]} */
-static void series(struct sb *b, const char *name, const char *labels, const char *extra)
+/* One container's sample: name{labels[,extra]} value\n, the value in seconds or as a count. */
+static void line(struct sb *b, const char *name, const char *labels, size_t ll,
+		 const char *extra, bool seconds, __u64 v)
 {
-	sb_puts(b, name);
-	sb_puts(b, "{");
-	sb_puts(b, labels);
+	size_t nl = strlen(name), el = extra ? strlen(extra) : 0;
+	char *d;
+
+	if (sb_reserve(b, nl + ll + el + 4 + 32))
+		return;
+	d = b->p + b->n;
+	memcpy(d, name, nl);
+	d += nl;
+	*d++ = '{';
+	memcpy(d, labels, ll);
+	d += ll;
 	if (extra) {
-		sb_puts(b, ",");
-		sb_puts(b, extra);
+		*d++ = ',';
+		memcpy(d, extra, el);
+		d += el;
 	}
-	sb_puts(b, "} ");
+	*d++ = '}';
+	*d++ = ' ';
+	d += seconds ? fmt_ns_seconds(d, v) : fmt_u64(d, v);
+	*d++ = '\n';
+	*d = '\0';
+	b->n = d - b->p;
 }
 
 static const enum koord_class class_order[] = {
@@ -331,14 +366,30 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 {
 	struct sb b = {};
 	char **labels = calloc(s->n ? s->n : 1, sizeof(*labels));
-	size_t i, per_class[KC_NR] = {}, unknown = 0;
+	size_t *ll = calloc(s->n ? s->n : 1, sizeof(*ll));
+	size_t i, per_class[KC_NR] = {}, unknown = 0, est;
 	unsigned int k;
-	char le[64];
+	char le_label[EXP_LE_N + 1][48], from[ST_NR][32];
 	__u64 fallback[EXP_LE_N + 1];
 
-	if (!labels)
+	if (!labels || !ll) {
+		free(labels);
+		free(ll);
 		return -ENOMEM;
+	}
 	le_map_init();
+	for (k = 0; k < ST_NR; k++)
+		snprintf(from[k], sizeof(from[k]), "from=\"%s\"", steal_slot_name(k));
+	for (k = 0; k <= EXP_LE_N; k++) {
+		char sec[32];
+
+		if (k < EXP_LE_N) {
+			fmt_seconds(sec, sizeof(sec), exporter_le_ns(k));
+			snprintf(le_label[k], sizeof(le_label[k]), "le=\"%s\"", sec);
+		} else {
+			snprintf(le_label[k], sizeof(le_label[k]), "le=\"+Inf\"");
+		}
+	}
 	for (i = 0; i < s->n; i++) {
 		const struct container *c = container_table_get(t, s->v[i].cgid);
 
@@ -349,7 +400,14 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 		labels[i] = container_labels(c);
 		if (!labels[i])
 			b.err = -ENOMEM;
+		else
+			ll[i] = strlen(labels[i]);
 	}
+	/* One allocation: the lines per container, each its labels and ~60 bytes more. */
+	est = 8192;
+	for (i = 0; i < s->n; i++)
+		est += (ll[i] + 64) * (EXP_LE_N + 4 + ST_NR + 4);
+	sb_reserve(&b, est);
 	for (i = 0; i < t->n; i++)
 		if (t->v[i].ident.qos < KC_NR)
 			per_class[t->v[i].ident.qos]++;
@@ -405,9 +463,7 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 	for (i = 0; i < s->n; i++) {
 		if (!labels[i])
 			continue;
-		series(&b, "koord_bpf_cpu_seconds_total", labels[i], NULL);
-		put_seconds(&b, s->v[i].s.cpu_ns);
-		sb_puts(&b, "\n");
+		line(&b, "koord_bpf_cpu_seconds_total", labels[i], ll[i], NULL, true, s->v[i].s.cpu_ns);
 	}
 
 	family(&b, "koord_bpf_runqueue_wait_seconds", "histogram",
@@ -428,25 +484,13 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 			cnt = fallback;
 		}
 		for (k = 0; k <= EXP_LE_N; k++) {
-			char sec[32];
-
 			cum += cnt[k];
-			if (k < EXP_LE_N) {
-				fmt_seconds(sec, sizeof(sec), exporter_le_ns(k));
-				snprintf(le, sizeof(le), "le=\"%s\"", sec);
-			} else {
-				snprintf(le, sizeof(le), "le=\"+Inf\"");
-			}
-			series(&b, "koord_bpf_runqueue_wait_seconds_bucket", labels[i], le);
-			put_u64(&b, cum);
-			sb_puts(&b, "\n");
+			line(&b, "koord_bpf_runqueue_wait_seconds_bucket", labels[i], ll[i],
+			     le_label[k], false, cum);
 		}
-		series(&b, "koord_bpf_runqueue_wait_seconds_sum", labels[i], NULL);
-		put_seconds(&b, s->v[i].s.wait_ns);
-		sb_puts(&b, "\n");
-		series(&b, "koord_bpf_runqueue_wait_seconds_count", labels[i], NULL);
-		put_u64(&b, cum);
-		sb_puts(&b, "\n");
+		line(&b, "koord_bpf_runqueue_wait_seconds_sum", labels[i], ll[i], NULL, true,
+		     s->v[i].s.wait_ns);
+		line(&b, "koord_bpf_runqueue_wait_seconds_count", labels[i], ll[i], NULL, false, cum);
 	}
 
 	if (w) {
@@ -458,9 +502,8 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 			if (!labels[i])
 				continue;
 			cw = window_find(w, s->v[i].cgid);
-			series(&b, "koord_bpf_runqueue_wait_max_seconds", labels[i], NULL);
-			put_seconds(&b, cw ? cw->wait_max : 0);
-			sb_puts(&b, "\n");
+			line(&b, "koord_bpf_runqueue_wait_max_seconds", labels[i], ll[i], NULL, true,
+			     cw ? cw->wait_max : 0);
 		}
 	}
 
@@ -469,12 +512,9 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 	for (i = 0; i < s->n; i++) {
 		if (!labels[i])
 			continue;
-		for (k = 0; k < ST_NR; k++) {
-			snprintf(le, sizeof(le), "from=\"%s\"", steal_slot_name(k));
-			series(&b, "koord_bpf_steal_seconds_total", labels[i], le);
-			put_seconds(&b, s->v[i].s.steal_ns[k]);
-			sb_puts(&b, "\n");
-		}
+		for (k = 0; k < ST_NR; k++)
+			line(&b, "koord_bpf_steal_seconds_total", labels[i], ll[i], from[k], true,
+			     s->v[i].s.steal_ns[k]);
 	}
 
 	family(&b, "koord_bpf_inflicted_wait_seconds_total", "counter",
@@ -482,17 +522,16 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 	for (i = 0; i < s->n; i++) {
 		if (!labels[i])
 			continue;
-		series(&b, "koord_bpf_inflicted_wait_seconds_total", labels[i], "victims=\"online\"");
-		put_seconds(&b, s->v[i].s.inflicted_online_ns);
-		sb_puts(&b, "\n");
-		series(&b, "koord_bpf_inflicted_wait_seconds_total", labels[i], "victims=\"all\"");
-		put_seconds(&b, s->v[i].s.inflicted_all_ns);
-		sb_puts(&b, "\n");
+		line(&b, "koord_bpf_inflicted_wait_seconds_total", labels[i], ll[i],
+		     "victims=\"online\"", true, s->v[i].s.inflicted_online_ns);
+		line(&b, "koord_bpf_inflicted_wait_seconds_total", labels[i], ll[i],
+		     "victims=\"all\"", true, s->v[i].s.inflicted_all_ns);
 	}
 
 	for (i = 0; i < s->n; i++)
 		free(labels[i]);
 	free(labels);
+	free(ll);
 	if (b.err) {
 		free(b.p);
 		return b.err;

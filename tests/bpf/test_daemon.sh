@@ -20,6 +20,8 @@ pids=()
 cgdir=
 cleanup() {
 	local p
+	# a forked child that got a signal before its exec runs the traps too: not here
+	[ "$BASHPID" = "$$" ] || exit 1
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 	if [ -n "$cgdir" ] && [ -d "$cgdir" ]; then
@@ -37,24 +39,54 @@ errors_with() { # errors_with PATTERN ARGS...: exit 1 and PATTERN on stderr
 	out=$(timeout 20 "$@" 2>&1 >/dev/null); rc=$?
 	[ "$rc" -eq 1 ] && grep -qF -- "$pat" <<<"$out" || { echo "  got rc=$rc: $out"; return 1; }
 }
-detached() { ! bpftool prog show 2>/dev/null | grep -qE 'name (tp|raw)_(switch|wakeup)'; }
+# Other tests or tools may run alongside: "nothing left attached" is checked for
+# the programs this daemon held (prog_id in its fds' fdinfo), by id.
+prog_ids_of() { # prog_ids_of PID: the BPF programs its fds hold
+	grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un
+}
+gone() { # gone "IDS": none of these programs is loaded any more (and there were some)
+	local id
+	[ -n "$1" ] || { echo "  no program ids recorded"; return 1; }
+	for id in $1; do
+		if bpftool prog show id "$id" >/dev/null 2>&1; then
+			echo "  program $id is still loaded:"; bpftool prog show id "$id"; return 1
+		fi
+	done
+}
+switch_progs() { # switch_progs "IDS": how many of them are tp_switch/raw_switch
+	local id n=0
+	for id in $1; do
+		bpftool prog show id "$id" 2>/dev/null | grep -qE 'name (tp|raw)_switch' && n=$((n + 1))
+	done
+	echo $n
+}
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 status() { # status URL [curl args]: the HTTP status code
 	curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@"
 }
-wait_http() { # wait_http URL: until the server answers at all (10 s at most)
+wait_http() { # wait_http URL: until the server answers at all (30 s at most)
 	local i
-	for i in $(seq 100); do
+	for i in $(seq 300); do
 		[ "$(status "$1")" != 000 ] && return 0
 		sleep 0.1
 	done
 	return 1
 }
-wait_healthy() {
+catching_term() { # catching_term PID: wait until koord-bpf itself runs and catches SIGTERM
+	local i cgt
+	for i in $(seq 500); do
+		if [[ "$(readlink /proc/"$1"/exe 2>/dev/null)" == */koord-bpf ]]; then
+			cgt=$(awk '/^SigCgt:/ {print $2}' /proc/"$1"/status 2>/dev/null)
+			[ -n "$cgt" ] && (( (16#$cgt >> 14) & 1 )) && return 0
+		fi
+		sleep 0.01
+	done
+}
+wait_healthy() { # the BPF load is slow on a busy machine: 30 s at most
 	local i
-	for i in $(seq 100); do
+	for i in $(seq 300); do
 		[ "$(status "$1/healthz")" = 200 ] && return 0
 		sleep 0.1
 	done
@@ -74,7 +106,6 @@ check "a listen address not on this host" errors_with 'no such address' $bin --l
 check "not root is refused" errors_with "must run as root" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups $bin --listen 127.0.0.1:$(free_port)
 check "bad --class rule" errors_with 'unknown QoS' $bin --class '/x*=FOO' --once
-check "nothing attached after the errors" detached
 
 # ---- a workload ----
 root=$(build/koord-interference -d 0.1 --json 2>/dev/null |
@@ -85,8 +116,8 @@ cid=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 hog_rel=$rel/kubepods/besteffort/pod0a1b2c3d-1111-2222-3333-444455556666/$cid
 evil_rel=$rel/'we"ird\name'
 mkdir -p "$root$hog_rel" "$root$evil_rel"
-hog() { # hog CGROUP_DIR: a CPU hog in that cgroup for at most 40 s
-	(echo 0 > "$1/cgroup.procs" && exec timeout 40 sh -c 'while :; do :; done') &
+hog() { # hog CGROUP_DIR: a CPU hog in that cgroup (for at most 300 s)
+	(echo 0 > "$1/cgroup.procs" && exec timeout 300 sh -c 'while :; do :; done') &
 	pids+=($!)
 }
 hog "$root$hog_rel"
@@ -107,18 +138,37 @@ wait $slow; rc=$?
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 check "SIGTERM before the first period: exit 0 in ${ms} ms" [ "$rc" -eq 0 -a "$ms" -lt 2000 ]
 
+$bin --listen 127.0.0.1:$(free_port) 2>/dev/null &
+early=$!
+catching_term $early
+kill -TERM $early
+start=$(date +%s%N)
+wait $early; rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "SIGTERM while loading: exit 0 in ${ms} ms" [ "$rc" -eq 0 -a "$ms" -lt 10000 ]
+
 # ---- the daemon under test ----
 port=$(free_port)
 url=http://127.0.0.1:$port
-$bin --listen 127.0.0.1:$port --period 0.5 2>"$tmp/daemon.err" &
+$bin --listen 127.0.0.1:$port --period 0.5 --class "$rel/we*=LS" 2>"$tmp/daemon.err" &
 daemon=$!
 pids+=($daemon)
 check "/healthz becomes 200 \"ok\"" wait_healthy "$url"
+ids=$(prog_ids_of $daemon)
+check "it holds the switch program ($(switch_progs "$ids") of: $(echo $ids))" [ "$(switch_progs "$ids")" -ge 1 ]
 check "/healthz says ok" [ "$(curl -s --max-time 5 "$url/healthz")" = ok ]
 check "port in use: exit 1 with a message" errors_with "127.0.0.1:$port: the port is already in use" \
 	$bin --listen 127.0.0.1:$port
 
-sleep 1	# the hogs' cgroups are walked and published
+# a container created while it runs is found within a period or two
+mkdir "$root$rel/late"
+hog "$root$rel/late"
+sleep 1.5
+curl -s --max-time 5 -o "$tmp/m0" "$url/metrics"
+check "a container created after the start appears with its labels" \
+	grep -qF "koord_bpf_cpu_seconds_total{cgroup=\"$rel/late\",qos=\"SYSTEM\"" "$tmp/m0"
+check "the hierarchy was walked again for it" \
+	python3 -c 'import re, sys; v = int(re.search(r"^koord_bpf_cgroup_scans_total (\d+)$", open(sys.argv[1]).read(), re.M).group(1)); assert v >= 2, v' "$tmp/m0"
 for i in 1 2 3 4 5; do
 	curl -s --max-time 5 -D "$tmp/h$i" -o "$tmp/m$i" "$url/metrics"
 	sleep 0.6
@@ -139,8 +189,8 @@ check "its wait histogram, max and steal are there" bash -c '
 	grep -qF "koord_bpf_runqueue_wait_max_seconds{$1} " "$2" &&
 	grep -qF "koord_bpf_steal_seconds_total{$1,from=\"BE\"} " "$2" &&
 	grep -qF "koord_bpf_inflicted_wait_seconds_total{$1,victims=\"online\"} " "$2"' _ "$labels" "$tmp/m5"
-check "a cgroup name with a quote and a backslash is escaped in labels" \
-	grep -qF "koord_bpf_cpu_seconds_total{cgroup=\"$rel/we\\\"ird\\\\name\",qos=\"SYSTEM\"" "$tmp/m5"
+check "a cgroup name with a quote and a backslash is escaped in labels; --class applies" \
+	grep -qF "koord_bpf_cpu_seconds_total{cgroup=\"$rel/we\\\"ird\\\\name\",qos=\"LS\"" "$tmp/m5"
 check "the container gauge counts the BE hog" \
 	python3 -c 'import re, sys; v = int(re.search(r"^koord_bpf_containers\{qos=\"BE\"\} (\d+)$", open(sys.argv[1]).read(), re.M).group(1)); assert v >= 1, v' "$tmp/m5"
 
@@ -185,16 +235,19 @@ start=$(date +%s%N)
 wait $daemon; rc=$?
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 check "SIGTERM: exit 0 in ${ms} ms" [ "$rc" -eq 0 -a "$ms" -lt 2000 ]
-check "no tp_switch/raw_switch program remains" detached
+check "none of its programs remains loaded (tp_switch/raw_switch among them)" gone "$ids"
 check "no error on stderr" bash -c '! grep -qi "error\|warn" "$1" || { cat "$1"; false; }' _ "$tmp/daemon.err"
 
 # ---- --once ----
-out=$($bin --once --period 0.3 2>"$tmp/once.err"); rc=$?
-printf '%s\n' "$out" >"$tmp/once"
+$bin --once --period 1 >"$tmp/once" 2>"$tmp/once.err" &
+once=$!
+sleep 0.7
+ids=$(prog_ids_of $once)
+wait $once; rc=$?
 check "--once prints one valid exposition and exits 0" \
 	bash -c '[ "$1" -eq 0 ] && python3 tests/bpf/promcheck.py --prefix koord_bpf_ "$2" >/dev/null' _ "$rc" "$tmp/once"
 check "--once sees the hog" grep -qF "koord_bpf_cpu_seconds_total{$labels} " "$tmp/once"
-check "nothing attached after --once" detached
+check "nothing attached after --once" gone "$ids"
 
 echo "test_daemon: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
