@@ -233,7 +233,7 @@ struct top {
 	struct sample prev, cur;
 	struct window w;
 	bool have_window;
-	time_t when;		/* wall clock of the window's end */
+	struct timespec when;	/* wall clock (CLOCK_REALTIME) of the window's end */
 	__u64 *unresolved;	/* ids unknown after the last walk, sorted */
 	size_t nunresolved;
 	struct top_row *rows;	/* containers that ran or waited, unsorted */
@@ -310,7 +310,7 @@ static int step(struct top *t)
 		log_err("cannot read the collector's maps: %s", strerror(-err));
 		return err;
 	}
-	t->when = time(NULL);
+	clock_gettime(CLOCK_REALTIME, &t->when);
 	maybe_rescan(t);
 	free(t->rows);
 	t->rows = NULL;
@@ -374,7 +374,7 @@ static void status_lines(const struct top *t, const char *mode, size_t shown, in
 	char when[32];
 	struct tm tm;
 
-	localtime_r(&t->when, &tm);
+	localtime_r(&t->when.tv_sec, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	snprintf(l1, len, "koord-top %s  %s  %s  cgroup v%d %s  every %.3g s", when, mode,
 		 collector_mode(t->col), t->hier.version, t->hier.root, t->o->delay);
@@ -417,7 +417,7 @@ static int print_json(const struct top *t)
 	json_object *doc = json_object_new_object(), *arr = json_object_new_array();
 	json_object *hier = json_object_new_object(), *col = json_object_new_object();
 	struct top_row *v;
-	char when[32];
+	char when[32], stamp[48], num[32];
 	struct tm tm;
 	size_t i, n;
 
@@ -429,11 +429,14 @@ static int print_json(const struct top *t)
 		json_object_put(col);
 		return -ENOMEM;
 	}
-	gmtime_r(&t->when, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_object_object_add(doc, "time", json_object_new_string(when));
-	json_object_object_add(doc, "period_s", json_object_new_double(t->o->delay));
-	json_object_object_add(doc, "duration_s", json_object_new_double(t->w.dur_ns / 1e9));
+	gmtime_r(&t->when.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(stamp, sizeof(stamp), "%s.%03ldZ", when, t->when.tv_nsec / 1000000);
+	json_object_object_add(doc, "time", json_object_new_string(stamp));
+	snprintf(num, sizeof(num), "%.6g", t->o->delay);	/* 0.2, not 0.20000000000000001 */
+	json_object_object_add(doc, "period_s", json_object_new_double_s(t->o->delay, num));
+	snprintf(num, sizeof(num), "%.9f", t->w.dur_ns / 1e9);
+	json_object_object_add(doc, "duration_s", json_object_new_double_s(t->w.dur_ns / 1e9, num));
 	json_object_object_add(hier, "root", json_object_new_string(t->hier.root));
 	json_object_object_add(hier, "version", json_object_new_int(t->hier.version));
 	json_object_object_add(doc, "hierarchy", hier);
@@ -840,7 +843,7 @@ int main(int argc, char **argv)
 		log_err("cannot start watching: %s", strerror(-err));
 		goto out;
 	}
-	t.when = time(NULL);
+	clock_gettime(CLOCK_REALTIME, &t.when);
 	err = o.batch ? run_batch(&t) : run_interactive(&t);
 out:
 	collector_close(t.col);

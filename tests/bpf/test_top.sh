@@ -16,9 +16,9 @@ if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root"; exit 77; fi
 command -v tmux >/dev/null || { echo "tmux is missing: run scripts/deps.sh"; exit 1; }
 
 export LANG=C.UTF-8 LC_ALL=C.UTF-8
-sock=koord-top-test-$$
-tmx() { tmux -L "$sock" "$@"; }
 tmp=$(mktemp -d /tmp/koord-top-test-XXXXXX)
+sock=$tmp/tmux.sock	# a private server, its socket removed with $tmp
+tmx() { tmux -S "$sock" "$@"; }
 pids=()
 cgdir=
 cleanup() {
@@ -85,7 +85,7 @@ hogrows=$(grep -F -- " $hog_rel" "$tmp/batch.txt")
 check "the hog has a row in both frames" [ "$(grep -c . <<<"$hogrows")" -eq 2 ]
 # Pinned alone to CPU 0 the hog runs > 90%; others' tests sharing CPU 0 can
 # take half of it, so CPU% is also held against schedstat over the same run.
-check "the hog's row: QOS BE, CPU% above 50 (when schedstat says > 60) and within 15 of schedstat, CPI/MPKI '-'" python3 -c '
+check "the hog's row: QOS BE, CPU% above 50 (when schedstat says > 60) and near schedstat (20), CPI/MPKI '-'" python3 -c '
 import sys
 rows = [l.split() for l in sys.argv[1].splitlines()]
 ref = 100.0 * int(sys.argv[2]) / int(sys.argv[3])
@@ -93,7 +93,7 @@ top = sum(float(r[1]) for r in rows) / len(rows)
 print("  hog CPU%%: koord-top %.1f, schedstat %.1f" % (top, ref))
 assert all(r[0] == "BE" for r in rows), rows
 assert ref < 60 or min(float(r[1]) for r in rows) > 50, rows
-assert abs(top - ref) < 15, (top, ref)
+assert abs(top - ref) < 20, (top, ref)  # loose: the run includes start-up; JSON below is exact
 assert all(r[6] == "-" and r[7] == "-" for r in rows), rows
 ' "$hogrows" $((s1 - s0)) $((t1 - t0))
 
@@ -119,16 +119,41 @@ assert late and late[0]["qos"] == "BE" and late[0]["pod_uid"], docs[-1]["contain
 ' "$tmp/late.json" "$late_rel"
 
 # ---- batch JSON ----
-s0=$(hog_ns); t0=$(date +%s%N)
+# the hog's schedstat every 20 ms with the wall clock, to compare each frame over its own window
+python3 -c '
+import os, sys, time
+d = sys.argv[1]
+while True:
+    ns = 0
+    for p in open(d + "/cgroup.procs").read().split():
+        try:
+            ns += int(open("/proc/%s/schedstat" % p).read().split()[0])
+        except OSError:
+            pass
+    print(time.time(), ns, flush=True)
+    time.sleep(0.02)
+' "$root$hog_rel" >"$tmp/sched.txt" &
+sampler=$!
+pids+=($sampler)
+lines_in() { wc -l <"$1"; }
+for ((i = 0; i < 100; i++)); do [ "$(lines_in "$tmp/sched.txt")" -ge 2 ] && break; sleep 0.05; done
 $bin -b -n 2 -d 1 --json >"$tmp/batch.json" 2>"$tmp/json.err"
 rc=$?
-s1=$(hog_ns); t1=$(date +%s%N)
+n=$(lines_in "$tmp/sched.txt")
+for ((i = 0; i < 100; i++)); do [ "$(lines_in "$tmp/sched.txt")" -ge $((n + 2)) ] && break; sleep 0.05; done
+kill $sampler 2>/dev/null
 check "batch JSON exits 0" [ "$rc" -eq 0 ]
-check "batch JSON: 2 documents, one per line, with the hog" python3 -c '
-import json, sys
+check "batch JSON: 2 documents, one per line, with the hog; its CPU share as schedstat's (0.1)" python3 -c '
+import bisect, datetime, json, sys
+samples = [tuple(map(float, l.split())) for l in open(sys.argv[3])]
+ts = [x[0] for x in samples]
+def at(t):  # the hog on-CPU ns at wall time t, interpolated
+    i = bisect.bisect_left(ts, t)
+    assert 0 < i < len(ts), "frame outside the sampled interval"
+    (t0, v0), (t1, v1) = samples[i - 1], samples[i]
+    return v0 + (v1 - v0) * (t - t0) / (t1 - t0)
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 2, len(lines)
-shares = []
 for l in lines:
     d = json.loads(l)
     for k in ("time", "period_s", "duration_s", "hierarchy", "collector", "containers"):
@@ -143,11 +168,14 @@ for l in lines:
         assert k in h, k
     if d["collector"]["counters"] == "unavailable":
         assert h["counters"] is None
-    shares.append(h["cpu_ns"] / (d["duration_s"] * 1e9))
-ref = int(sys.argv[3]) / int(sys.argv[4])
-assert ref < 0.6 or min(shares) > 0.5, (shares, ref)
-assert abs(sum(shares) / len(shares) - ref) < 0.15, (shares, ref)
-' "$tmp/batch.json" "$hog_rel" $((s1 - s0)) $((t1 - t0))
+    end = datetime.datetime.strptime(d["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+    ref = (at(end) - at(end - d["duration_s"])) / (d["duration_s"] * 1e9)
+    share = h["cpu_ns"] / (d["duration_s"] * 1e9)
+    print("  hog CPU share over a frame: koord-top %.3f, schedstat %.3f" % (share, ref))
+    assert ref < 0.6 or share > 0.5, (share, ref)
+    assert abs(share - ref) < 0.1, (share, ref)
+' "$tmp/batch.json" "$hog_rel" "$tmp/sched.txt"
 check "--filter BE shows only BE" python3 -c '
 import json, subprocess, sys
 out = subprocess.run([sys.argv[1], "-b", "-n", "1", "-d", "0.5", "--json", "--filter", "BE"],
@@ -223,7 +251,7 @@ tmx send-keys -t top h
 check "h shows the help" wait_screen 'reverse the sort order'
 tmx send-keys -t top h
 sleep 0.6
-check "a key closes the help" bash -c '! tmux -L "$1" capture-pane -p -t top | grep -q "reverse the sort order"' _ "$sock"
+check "a key closes the help" bash -c '! tmux -S "$1" capture-pane -p -t top | grep -q "reverse the sort order"' _ "$sock"
 tmx resize-window -t top -x 100 -y 30
 sleep 1.2
 check "after a resize to 100x30 it still renders" wait_screen '^QOS +CPU% .*CGROUP'
