@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "collector.h"
 #include "exporter.h"
 #include "log.h"
@@ -244,6 +245,10 @@ struct body {
 	int refs;	/* under shared.lock */
 	char *p;
 	size_t len;
+	/* gzip'ed on the first request that accepts it (only the HTTP thread touches it) */
+	char *gz;
+	size_t gzlen;
+	bool gz_tried;
 };
 
 static struct {
@@ -264,6 +269,7 @@ static void body_put(struct body *b)
 	pthread_mutex_unlock(&shared.lock);
 	if (last) {
 		free(b->p);
+		free(b->gz);
 		free(b);
 	}
 }
@@ -281,9 +287,7 @@ static struct body *body_new(char *p, size_t len)
 		free(p);
 		return NULL;
 	}
-	b->refs = 1;
-	b->p = p;
-	b->len = len;
+	*b = (struct body){ .refs = 1, .p = p, .len = len };
 	return b;
 }
 
@@ -320,12 +324,62 @@ static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int stat
 	return ret;
 }
 
+/* The body gzip'ed (fast level; Prometheus asks for gzip), once per body. */
+static void body_gzip(struct body *b)
+{
+	z_stream z = {};
+	size_t cap;
+	char *out;
+
+	if (b->gz_tried)
+		return;
+	b->gz_tried = true;
+	if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return;
+	cap = deflateBound(&z, b->len);
+	out = malloc(cap);
+	if (out) {
+		z.next_in = (Bytef *)b->p;
+		z.avail_in = b->len;
+		z.next_out = (Bytef *)out;
+		z.avail_out = cap;
+		if (deflate(&z, Z_FINISH) == Z_STREAM_END) {
+			b->gz = out;
+			b->gzlen = z.total_out;
+		} else {
+			free(out);
+		}
+	}
+	deflateEnd(&z);
+}
+
+/* Does the request's Accept-Encoding take gzip? ("gzip", not "gzip;q=0") */
+static bool accepts_gzip(struct MHD_Connection *conn)
+{
+	const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	const char *g;
+
+	if (!ae || !(g = strstr(ae, "gzip")))
+		return false;
+	g += 4;
+	while (*g == ' ')
+		g++;
+	if (*g != ';')
+		return true;
+	g++;
+	while (*g == ' ')
+		g++;
+	return !(g[0] == 'q' && g[1] == '=' && strtod(g + 2, NULL) == 0);
+}
+
 static enum MHD_Result reply_body(struct MHD_Connection *conn, struct body **which,
 				  const char *type)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 	struct body *b;
+	bool gz;
 
 	pthread_mutex_lock(&shared.lock);
 	b = *which;
@@ -335,12 +389,21 @@ static enum MHD_Result reply_body(struct MHD_Connection *conn, struct body **whi
 	if (!b)
 		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 				  "no data yet: the first period has not completed\n");
-	r = MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->p, body_free_cb, b);
+	gz = accepts_gzip(conn);
+	if (gz)
+		body_gzip(b);	/* one HTTP thread: no race on b->gz */
+	gz = gz && b->gz;
+	r = MHD_create_response_from_buffer_with_free_callback_cls(gz ? b->gzlen : b->len,
+								  gz ? b->gz : b->p,
+								  body_free_cb, b);
 	if (!r) {
 		body_put(b);
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (gz)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
 	ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return ret;

@@ -169,13 +169,15 @@ check "a container created after the start appears with its labels" \
 	grep -qF "koord_bpf_cpu_seconds_total{cgroup=\"$rel/late\",qos=\"SYSTEM\"" "$tmp/m0"
 check "the hierarchy was walked again for it" \
 	python3 -c 'import re, sys; v = int(re.search(r"^koord_bpf_cgroup_scans_total (\d+)$", open(sys.argv[1]).read(), re.M).group(1)); assert v >= 2, v' "$tmp/m0"
-for i in 1 2 3 4 5; do
-	curl -s --max-time 5 -D "$tmp/h$i" -o "$tmp/m$i" "$url/metrics"
+for i in 1 2 3 4 5; do	# as Prometheus does, scrapes 2 and 4 ask for gzip
+	curl -s --max-time 5 $( [ $((i % 2)) = 0 ] && echo --compressed) -D "$tmp/h$i" -o "$tmp/m$i" "$url/metrics"
 	sleep 0.6
 done
 check "every scrape is valid exposition text, counters monotonic across scrapes" \
 	python3 tests/bpf/promcheck.py --prefix koord_bpf_ --monotonic "$tmp"/m[1-5]
 check "Content-Type says format 0.0.4" grep -qi '^Content-Type: text/plain; version=0.0.4' "$tmp/h1"
+check "gzip when asked, plain otherwise" \
+	bash -c 'grep -qi "^Content-Encoding: gzip" "$1/h2" && ! grep -qi "^Content-Encoding" "$1/h1"' _ "$tmp"
 labels="cgroup=\"$hog_rel\",qos=\"BE\",pod_uid=\"0a1b2c3d-1111-2222-3333-444455556666\",container_id=\"$cid\""
 check "the hog's series carry its cgroup, QoS, pod and container" \
 	grep -qF "koord_bpf_cpu_seconds_total{$labels} " "$tmp/m5"
