@@ -607,8 +607,13 @@ static void draw(const struct top *t, struct screen *s)
 	put_line(0, 0, l1);
 	attroff(A_BOLD);
 	put_line(1, 0, l2);
-	if (COLS > 40)
-		put_line(2, 0, "h help  q quit  f filter  < > sort  r reverse");
+	if (n > (size_t)rows_visible())	/* more rows than lines: say which are shown */
+		snprintf(l2, sizeof(l2), "h help  q quit  f filter  < > sort  r reverse  "
+			 "rows %zu-%zu of %zu (arrows, PgUp, PgDn)", s->scroll + 1,
+			 s->scroll + rows_visible(), n);
+	else
+		snprintf(l2, sizeof(l2), "h help  q quit  f filter  < > sort  r reverse");
+	put_line(2, 0, l2);
 	top_format_header(line, sizeof(line), s->sort, &off, &len);
 	attron(A_REVERSE);
 	move(TABLE_Y, 0);
