@@ -10,7 +10,8 @@
    collector (build/koord-interference), the floor (scripts/bench/floor.bpf.c:
    a tp_btf sched_switch program that increments a per-CPU counter), and the
    peers from Debian: runqlat and runqslower (libbpf-tools) and runqlat.bt
-   (bpftrace). Rounds are interleaved (the order rotates every round), and
+   (bpftrace), and the primitives (scripts/bench/prims.bpf.c: the floor plus
+   one operation per program, to price each operation). Rounds are interleaved (the order rotates every round), and
    each figure is the median over the rounds with its min..max.
    "Together per switch" is the sum of run_time_ns of all of a tool's
    programs divided by the run_cnt of its sched_switch program.
@@ -213,7 +214,8 @@ def run_load(load):
 
 
 def measure_cost(tools, loads, rounds):
-    """samples[tool][load] = list of {per-prog: (ns/ev, cnt), together, switches}."""
+    """samples[tool][load] = one per round: {progs: {name: (ns/event, events, ns,
+    ns per switch)}, together (ns per switch), switches, wall_s}."""
     samples = {t.name: {l["name"]: [] for l in loads} for t in tools}
     context = []
     for r in range(rounds):
@@ -323,7 +325,7 @@ PRIMS = [("prim_warm", "nothing, runs first (takes the cold-cache cost)"),
          ("prim_atomic4", "4 atomic adds to a shared array value")]
 
 
-def startup_phases(runs, maxc):
+def startup_phases(runs, maxc, out):
     """Where start-up goes: syscall timestamps of straced runs (strace slows it a little)."""
     marks = [("exec", r"execve\("),
              ("cgroup walk", r"openat\(.*/sys/fs/cgroup"),
@@ -334,7 +336,7 @@ def startup_phases(runs, maxc):
              ("watching", r"watching")]
     got = []
     for _ in range(runs):
-        trace = os.path.join(ROOT, "build", "bench", "startup.strace")
+        trace = os.path.join(out, "startup.strace")
         r = run(["strace", "-f", "--seccomp-bpf", "-ttt", "-e", "trace=execve,openat,bpf,write", "-o", trace,
                  KOORD, "-d", "0.1", "--max-containers", str(maxc)])
         rows = []
@@ -501,7 +503,7 @@ def main():
                               f"{median(r['memlock']) / 1048576:.2f} MiB ({median(r['memlock']):.0f} B) |")
             if shutil.which("strace"):
                 for m in (4096, 10000):
-                    pn, pv = startup_phases(3, m)
+                    pn, pv = startup_phases(3, m, a.out)
                     results.setdefault("phases", {})[m] = pv
                     if not pv:
                         continue
