@@ -311,7 +311,7 @@ static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int stat
 				  const char *text)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text,
-								 MHD_RESPMEM_PERSISTENT);
+								 MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
 
 	if (!r)
@@ -432,16 +432,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		age = now_s() - done_at;
 		if (age > fmax(3 * period, period + 5)) {
 			snprintf(msg, sizeof(msg), "stale: the last period completed %.1f s ago\n", age);
-			/* MHD_RESPMEM_PERSISTENT would point at the stack */
-			struct MHD_Response *r = MHD_create_response_from_buffer(
-				strlen(msg), msg, MHD_RESPMEM_MUST_COPY);
-			enum MHD_Result ret;
-
-			if (!r)
-				return MHD_NO;
-			ret = MHD_queue_response(conn, MHD_HTTP_SERVICE_UNAVAILABLE, r);
-			MHD_destroy_response(r);
-			return ret;
+			return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, msg);
 		}
 		return reply_text(conn, MHD_HTTP_OK, "ok\n");
 	}
