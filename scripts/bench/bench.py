@@ -27,6 +27,7 @@ A tool's programs and maps are the ones whose fds it holds
 machine are never mixed in.
 """
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -165,7 +166,7 @@ def fmt_spread(xs, prec=0):
     return f"{median(xs):.{prec}f} [{min(xs):.{prec}f}..{max(xs):.{prec}f}]"
 
 
-def machine_info():
+def machine_info(koord_src):
     info = {"nproc": os.cpu_count(), "kernel": os.uname().release}
     try:
         with open("/proc/cpuinfo") as f:
@@ -182,9 +183,16 @@ def machine_info():
     r = run(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n",
              "libbpf-tools", "bpftrace", "rt-tests", "linux-perf", "libbpf1"])
     info["packages"] = r.stdout.strip().splitlines()
-    r = run(["git", "-C", ROOT, "log", "-1", "--format=%h", "--", "bpf"])
-    d = run(["git", "-C", ROOT, "status", "--porcelain", "--", "bpf"])
-    info["bpf_commit"] = (r.stdout.strip() or "?") + (" + uncommitted changes" if d.stdout.strip() else "")
+    # Which collector: others may rebuild build/ while the bench runs, so it runs a copy.
+    with open(KOORD, "rb") as f:
+        info["koord_sha256"] = hashlib.sha256(f.read()).hexdigest()[:16]
+    if koord_src:
+        info["bpf_commit"] = koord_src
+    else:
+        r = run(["git", "-C", ROOT, "log", "-1", "--format=%h", "--", "bpf"])
+        d = run(["git", "-C", ROOT, "status", "--porcelain", "--", "bpf"])
+        info["bpf_commit"] = ((r.stdout.strip() or "?") +
+                              (" + uncommitted changes" if d.stdout.strip() else ""))
     return info
 
 
@@ -409,6 +417,10 @@ def main():
                     help="hackbench arguments (default: %(default)s)")
     ap.add_argument("--startup-runs", type=int, default=10)
     ap.add_argument("--only", choices=("cost", "startup"))
+    ap.add_argument("--koord", default=KOORD,
+                    help="the koord-interference binary to measure (default: %(default)s)")
+    ap.add_argument("--koord-source", default=None,
+                    help="what --koord was built from, for the report (default: the git state of bpf/)")
     ap.add_argument("--no-primitives", action="store_true",
                     help="leave out scripts/bench/prims.bpf.c (the price of each operation)")
     a = ap.parse_args()
@@ -419,6 +431,11 @@ def main():
     loader = os.path.join(a.out, "koord-bench-load")
     floor = os.path.join(a.out, "floor.bpf.o")
     prims = os.path.join(a.out, "prims.bpf.o")
+    global KOORD
+    if not os.access(a.koord, os.X_OK):
+        die(f"{a.koord} missing: run `make all` first")
+    KOORD = os.path.join(a.out, "koord-interference.bench")
+    shutil.copy2(a.koord, KOORD)
     for p in (KOORD, loader, floor, prims):
         if not os.access(p, os.X_OK if not p.endswith(".o") else os.R_OK):
             die(f"{p} missing: run `make all bench-build` first")
@@ -435,7 +452,7 @@ def main():
     if missing and a.only != "startup":
         die(f"missing: {', '.join(missing)} (scripts/bench/deps.sh installs them)")
 
-    info = machine_info()
+    info = machine_info(a.koord_source)
     results = {"machine": info, "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                "args": vars(a)}
     with open(SYSCTL) as f:
@@ -535,7 +552,7 @@ def main():
     head = [f"Run {results['started']} .. {results['finished']} on {info['nproc']} CPUs "
             f"({info['cpu']}), kernel {info['kernel']}; {info['perf']}, {info['bpftrace']}, "
             f"{info['bpftool'].strip()}; packages: {', '.join(info['packages'])}; "
-            f"collector built from bpf/ at {info['bpf_commit']}."]
+            f"collector built from bpf/ at {info['bpf_commit']} (binary sha256 {info['koord_sha256']}…)."]
     text = "\n".join(head + out_md) + "\n"
     with open(os.path.join(a.out, "results.md"), "w") as f:
         f.write(text)
