@@ -409,6 +409,7 @@ def set_stats(value):
 
 
 def main():
+    global KOORD
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench"))
     ap.add_argument("--rounds", type=int, default=5)
@@ -431,7 +432,6 @@ def main():
     loader = os.path.join(a.out, "koord-bench-load")
     floor = os.path.join(a.out, "floor.bpf.o")
     prims = os.path.join(a.out, "prims.bpf.o")
-    global KOORD
     if not os.access(a.koord, os.X_OK):
         die(f"{a.koord} missing: run `make all` first")
     KOORD = os.path.join(a.out, "koord-interference.bench")
