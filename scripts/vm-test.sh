@@ -7,8 +7,9 @@
 #                           [--no-build] [--fetch-only] [--verbose] [--append ARGS]
 # Environment equivalents: KERNELS, VM_TIMEOUT, VM_VERBOSE=1, VM_APPEND;
 # VM_DIR (default build/vm), VM_STATIC_DIR (binaries for the initramfs,
-# default build/static), VM_REFRESH=1 (re-fetch kernels), VM_MEM (MiB,
-# default 1024), VM_SMP (default 2).
+# default build/static), VM_TESTS (names of the test programs to include,
+# default all), VM_REFRESH=1 (re-fetch kernels), VM_MEM (MiB, default 1024),
+# VM_SMP (default 2).
 #
 # Without --kernels every known kernel that can be fetched runs; 6.1 is
 # required (no 6.1 -> failure), the others are skipped with a warning if they

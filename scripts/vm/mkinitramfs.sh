@@ -5,7 +5,9 @@
 # Contents: busybox (Debian's busybox-static) and /bin/sh, /init
 # (scripts/vm/init), and the payload:
 #   /koord/tests/00-probe     STATIC_DIR/probe (smoke test, runs first)
+#   /koord/tests/01-skew      STATIC_DIR/skew if built (BPF vs ftrace clock skew)
 #   /koord/tests/<name>       STATIC_DIR/tests/* and executables in tests/vm/
+#                             (only the names in VM_TESTS, if it is set)
 #   /koord/bin/<name>         STATIC_DIR/bin/* (on PATH inside the VM)
 set -euo pipefail
 
@@ -26,8 +28,12 @@ echo "root:x:0:0:root:/root:/bin/sh" >"$stage/etc/passwd"
 echo "root:x:0:" >"$stage/etc/group"
 
 install -m 0755 "$sdir/probe" "$stage/koord/tests/00-probe"
+[[ -x $sdir/skew ]] && install -m 0755 "$sdir/skew" "$stage/koord/tests/01-skew"
 for f in "$sdir"/tests/* tests/vm/*; do
 	[[ -f $f && -x $f ]] || continue
+	if [[ -n ${VM_TESTS:-} && " $VM_TESTS " != *" ${f##*/} "* ]]; then
+		continue
+	fi
 	install -m 0755 "$f" "$stage/koord/tests/${f##*/}"
 done
 for f in "$sdir"/bin/*; do
@@ -47,4 +53,9 @@ done
 (cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
 	cpio -o -H newc -R 0:0 --reproducible --quiet) | gzip -6 >"$out.tmp"
 mv "$out.tmp" "$out"
+if [[ -n ${VM_TESTS:-} ]]; then
+	for t in $VM_TESTS; do
+		[[ -e $stage/koord/tests/$t ]] || { echo "mkinitramfs: VM_TESTS names $t, which is not built" >&2; exit 1; }
+	done
+fi
 echo "mkinitramfs: $out ($(du -h "$out" | cut -f1)): $(ls "$stage/koord/tests" | tr '\n' ' ')" >&2

@@ -5,7 +5,9 @@
  * against an ftrace reading of the same events, the hog's CPU time against
  * /proc/PID/schedstat; removed cgroups must leave the maps.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +58,40 @@ static struct wstats ftrace_stats(const struct ftrace_waits *fw, __u64 from, __u
 	return st;
 }
 
+/*
+ * ftrace's longest waits ending in [from, to] (end times relative to @from)
+ * and its wait nearest to the collector's max: when the maxima disagree, this
+ * tells a wait measured differently from a wait missed or taken from
+ * outside the window.
+ */
+static void print_longest(const struct ftrace_waits *fw, __u64 from, __u64 to, __u64 bpf_max)
+{
+	size_t top[3] = { SIZE_MAX, SIZE_MAX, SIZE_MAX }, i, k, near = SIZE_MAX;
+
+	for (i = 0; i < fw->n; i++) {
+		if (fw->end_ns[i] < from || fw->end_ns[i] > to)
+			continue;
+		if (near == SIZE_MAX || llabs((long long)fw->len_ns[i] - (long long)bpf_max) <
+					llabs((long long)fw->len_ns[near] - (long long)bpf_max))
+			near = i;
+		for (k = 0; k < 3; k++) {
+			if (top[k] == SIZE_MAX || fw->len_ns[i] > fw->len_ns[top[k]]) {
+				memmove(&top[k + 1], &top[k], (2 - k) * sizeof(top[0]));
+				top[k] = i;
+				break;
+			}
+		}
+	}
+	printf("# ftrace's longest waits:");
+	for (k = 0; k < 3 && top[k] != SIZE_MAX; k++)
+		printf(" %.1f us (ended at +%.1f ms)", fw->len_ns[top[k]] / 1e3,
+		       (fw->end_ns[top[k]] - from) / 1e6);
+	if (near != SIZE_MAX)
+		printf("; nearest to the collector's max: %.1f us (ended at +%.1f ms)",
+		       fw->len_ns[near] / 1e3, (fw->end_ns[near] - from) / 1e6);
+	printf("\n");
+}
+
 /* @got lies between @x and @y, give or take @rel of the larger plus @abs_ns. */
 static bool within(double got, double x, double y, double rel, double abs_ns)
 {
@@ -69,19 +105,151 @@ static double rel_err(double got, double want)
 	return want ? fabs(got - want) / want : (got ? INFINITY : 0);
 }
 
+/*
+ * Tolerances of the comparisons with ftrace. On real hardware the collector's
+ * clock read and ftrace's record of the same tracepoint hit are ~1 us apart.
+ * Under an emulated CPU (qemu TCG, the VM self-test: KOORD_TEST_EMULATED=1)
+ * they are 3-20 us apart and now and then hundreds of us to milliseconds,
+ * when the emulator or the host stalls the vCPU between the two reads
+ * (measured in the VM by scripts/vm/skew.c; docs/vm-test.md). So there each
+ * wait may be off by that much, on the max and on the mean, and a scenario
+ * whose timing checks fail is measured again (a wrong collector fails every
+ * attempt; a stall rarely hits the same figure twice). The tolerances in use
+ * are printed.
+ */
+static struct tolerance {
+	double mean_rel, mean_abs_ns;	/* mean wait */
+	double max_rel, max_abs_ns;	/* longest wait */
+	int attempts;			/* measurements per scenario */
+	unsigned int min_waits;		/* the probe waited often: at least this many */
+} tol = { 0.02, 2000, 0.001, 2000, 1, WATCH_MS / 4 };
+
+static bool emulated(void)
+{
+	const char *e = getenv("KOORD_TEST_EMULATED");
+
+	return e && !strcmp(e, "1");
+}
+
+/* One measurement: both samples, ftrace's reading and the window between. */
+struct measurement {
+	struct sample a, b;
+	struct ftrace_waits fw;
+	struct window w;
+	const struct cg_window *pw, *hw;
+	struct wstats inner, outer;
+	__u64 hog_rt0, hog_rt1;
+	bool ftrace_ok;
+};
+
+static void measurement_free(struct measurement *m)
+{
+	ftrace_waits_free(&m->fw);
+	window_free(&m->w);
+	sample_free(&m->a);
+	sample_free(&m->b);
+	memset(m, 0, sizeof(*m));
+}
+
+static void measure(struct collector *col, pid_t hog, pid_t probe, const char *probe_cg,
+		    const char *hog_cg, struct measurement *m)
+{
+	m->ftrace_ok = !ftrace_start(probe);
+	/* A warm-up read: right after another collector was torn down, the first can stall. */
+	collector_sample(col, &m->a);
+	sleep_ms(100);
+	m->hog_rt0 = task_runtime_ns(hog);
+	collector_sample(col, &m->a);
+	sleep_ms(WATCH_MS);
+	collector_sample(col, &m->b);
+	m->hog_rt1 = task_runtime_ns(hog);
+	m->ftrace_ok = !ftrace_stop(probe, &m->fw) && m->ftrace_ok;
+	window_compute(&m->a, &m->b, &m->w);
+	m->pw = window_find(&m->w, cgroup_id(&hier, probe_cg));
+	m->hw = window_find(&m->w, cgroup_id(&hier, hog_cg));
+	/*
+	 * The maps are read during a syscall between mono_ns and mono_end_ns:
+	 * ftrace's waits ending in the inner interval must all be counted, and
+	 * no more than those ending in the outer one.
+	 */
+	m->inner = ftrace_stats(&m->fw, m->a.mono_end_ns, m->b.mono_ns);
+	m->outer = ftrace_stats(&m->fw, m->a.mono_ns, m->b.mono_end_ns);
+}
+
+/*
+ * The checks that depend on timing. With @report false only say whether all
+ * hold (a failed attempt is then printed as a comment); with @report true
+ * record them as checks.
+ */
+static bool timing_checks(const struct measurement *m, bool report)
+{
+	const struct cg_window *pw = m->pw, *hw = m->hw;
+	const struct wstats *in = &m->inner, *out = &m->outer;
+	double p99_lo = fmin(in->p99_lo, out->p99_lo), p99_hi = fmax(in->p99_hi, out->p99_hi);
+	double mean = pw->wait_count ? pw->wait_ns / (double)pw->wait_count : 0;
+	bool ok[7] = {
+		pw->wait_count > tol.min_waits,
+		rel_err(hw->cpu_ns, m->hog_rt1 - m->hog_rt0) < 0.10,
+		hw->cpu_ns > WATCH_MS * 1e6 * 0.5,
+		out->n > 0 && pw->wait_count >= in->n * 0.995 && pw->wait_count <= out->n * 1.005,
+		/* ftrace prints microseconds: 2% + 2 us on the mean. */
+		within(mean, in->mean, out->mean, tol.mean_rel, tol.mean_abs_ns),
+		/*
+		 * p99 is a bucket midpoint: within one bucket (6.25%) plus ftrace's
+		 * 2 us of ftrace's p98.5..p99.5 (the counts differ by the window edges).
+		 */
+		within(pw->p99_ns, p99_lo, p99_hi, 0.0625, 2000),
+		within(pw->wait_max, in->max, out->max, tol.max_rel, tol.max_abs_ns),
+	};
+	unsigned int i;
+
+	if (!report) {
+		for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+			if (!ok[i])
+				return false;
+		return true;
+	}
+	check(ok[0], "the probe waited often (%llu waits in %d ms, more than %u)",
+	      (unsigned long long)pw->wait_count, WATCH_MS, tol.min_waits);
+	check(ok[1], "hog cpu_ns %.1f ms within 10%% of schedstat's %.1f ms", hw->cpu_ns / 1e6,
+	      (m->hog_rt1 - m->hog_rt0) / 1e6);
+	check(ok[2], "the hog held CPU 0 most of the time");
+	check(ok[3], "wait count %llu within ftrace's %zu..%zu (+-0.5%%)",
+	      (unsigned long long)pw->wait_count, in->n, out->n);
+	check(ok[4], "mean wait %.1f us within ftrace's (%g%% + %g us)", mean / 1e3,
+	      tol.mean_rel * 100, tol.mean_abs_ns / 1e3);
+	check(ok[5], "p99 %.1f us within ftrace's p98.5..p99.5 (%.1f..%.1f us), to one bucket",
+	      pw->p99_ns / 1e3, p99_lo / 1e3, p99_hi / 1e3);
+	check(ok[6], "max %.1f us within ftrace's (%g%% + %g us)", pw->wait_max / 1e3,
+	      tol.max_rel * 100, tol.max_abs_ns / 1e3);
+	return true;
+}
+
+static void print_measurement(const struct measurement *m)
+{
+	const struct cg_window *pw = m->pw, *hw = m->hw;
+
+	printf("# sampling took %.1f ms and %.1f ms\n", (m->a.mono_end_ns - m->a.mono_ns) / 1e6,
+	       (m->b.mono_end_ns - m->b.mono_ns) / 1e6);
+	printf("# probe: %llu waits, mean %.1f us, p99 %.1f us, max %.1f us; hog cpu %.1f ms\n",
+	       (unsigned long long)pw->wait_count,
+	       pw->wait_count ? pw->wait_ns / 1e3 / pw->wait_count : 0, pw->p99_ns / 1e3,
+	       pw->wait_max / 1e3, hw->cpu_ns / 1e6);
+	printf("# ftrace: %zu..%zu waits, mean %.1f..%.1f us, p99 %.1f..%.1f us, max %.1f..%.1f us\n",
+	       m->inner.n, m->outer.n, m->inner.mean / 1e3, m->outer.mean / 1e3,
+	       m->inner.p99 / 1e3, m->outer.p99 / 1e3, m->inner.max / 1e3, m->outer.max / 1e3);
+	print_longest(&m->fw, m->a.mono_ns, m->b.mono_end_ns, pw->wait_max);
+}
+
 static void run_scenario(enum attach_mode attach, enum store_mode store)
 {
 	struct collector_opts o = { .hier = &hier, .attach = attach, .store = store };
 	char *probe_cg = test_cgroup_make(&hier, POD_LS), *hog_cg = test_cgroup_make(&hier, POD_BE);
 	struct container_table table = {};
-	struct sample a = {}, b = {};
-	struct ftrace_waits fw = {};
+	struct measurement m = {};
 	struct collector *col = NULL;
-	const struct cg_window *pw, *hw;
-	struct window w = {};
-	struct wstats inner, outer;
-	__u64 hog_rt0, hog_rt1;
 	pid_t hog, probe;
+	int attempt;
 
 	if (!check(probe_cg && hog_cg, "kubepods-shaped test cgroups created"))
 		return;
@@ -96,63 +264,25 @@ static void run_scenario(enum attach_mode attach, enum store_mode store)
 	if (!check(hog > 0 && probe > 0, "hog and probe started on CPU 0"))
 		goto out;
 	sleep_ms(200);
-	check(!ftrace_start(probe), "ftrace instance records the probe");
-	/* A warm-up read: right after another collector was torn down, the first can stall. */
-	collector_sample(col, &a);
-	sleep_ms(100);
-	hog_rt0 = task_runtime_ns(hog);
-	collector_sample(col, &a);
-	sleep_ms(WATCH_MS);
-	collector_sample(col, &b);
-	hog_rt1 = task_runtime_ns(hog);
-	check(!ftrace_stop(probe, &fw), "ftrace read back");
-	window_compute(&a, &b, &w);
-
-	pw = window_find(&w, cgroup_id(&hier, probe_cg));
-	hw = window_find(&w, cgroup_id(&hier, hog_cg));
-	if (!check(pw && hw, "both containers are in the window"))
+	for (attempt = 1; ; attempt++) {
+		measure(col, hog, probe, probe_cg, hog_cg, &m);
+		if (!m.ftrace_ok || !m.pw || !m.hw)
+			break;
+		print_measurement(&m);
+		if (attempt == tol.attempts || timing_checks(&m, false))
+			break;
+		printf("# attempt %d of %d: a timing check is outside the tolerance; measuring again\n",
+		       attempt, tol.attempts);
+		measurement_free(&m);
+	}
+	check(m.ftrace_ok, "ftrace instance records the probe and is read back");
+	if (!check(m.pw && m.hw, "both containers are in the window"))
 		goto out;
-	printf("# sampling took %.1f ms and %.1f ms\n", (a.mono_end_ns - a.mono_ns) / 1e6,
-	       (b.mono_end_ns - b.mono_ns) / 1e6);
-	printf("# probe: %llu waits, mean %.1f us, p99 %.1f us, max %.1f us; hog cpu %.1f ms\n",
-	       (unsigned long long)pw->wait_count, pw->wait_count ? pw->wait_ns / 1e3 / pw->wait_count : 0,
-	       pw->p99_ns / 1e3, pw->wait_max / 1e3, hw->cpu_ns / 1e6);
-	check(pw->wait_count > WATCH_MS / 4, "the probe waited often (%llu waits in %d ms)",
-	      (unsigned long long)pw->wait_count, WATCH_MS);
-	check(rel_err(hw->cpu_ns, hog_rt1 - hog_rt0) < 0.10,
-	      "hog cpu_ns %.1f ms within 10%% of schedstat's %.1f ms",
-	      hw->cpu_ns / 1e6, (hog_rt1 - hog_rt0) / 1e6);
-	check(hw->cpu_ns > WATCH_MS * 1e6 * 0.5, "the hog held CPU 0 most of the time");
-
-	/*
-	 * The maps are read during a syscall between mono_ns and mono_end_ns:
-	 * ftrace's waits ending in the inner interval must all be counted, and
-	 * no more than those ending in the outer one.
-	 */
-	inner = ftrace_stats(&fw, a.mono_end_ns, b.mono_ns);
-	outer = ftrace_stats(&fw, a.mono_ns, b.mono_end_ns);
-	printf("# ftrace: %zu..%zu waits, mean %.1f..%.1f us, p99 %.1f..%.1f us, max %.1f..%.1f us\n",
-	       inner.n, outer.n, inner.mean / 1e3, outer.mean / 1e3, inner.p99 / 1e3,
-	       outer.p99 / 1e3, inner.max / 1e3, outer.max / 1e3);
-	check(outer.n > 0 && pw->wait_count >= inner.n * 0.995 && pw->wait_count <= outer.n * 1.005,
-	      "wait count %llu within ftrace's %zu..%zu (+-0.5%%)", (unsigned long long)pw->wait_count,
-	      inner.n, outer.n);
-	/* ftrace prints microseconds: 2% + 2 us on the mean. */
-	check(within(pw->wait_ns / (double)pw->wait_count, inner.mean, outer.mean, 0.02, 2000),
-	      "mean wait %.1f us within ftrace's (2%% + 2 us)", pw->wait_ns / 1e3 / pw->wait_count);
-	/*
-	 * p99 is a bucket midpoint: within one bucket (6.25%) plus ftrace's 2 us
-	 * of ftrace's p98.5..p99.5 (the counts differ by the window edges).
-	 */
-	check(within(pw->p99_ns, fmin(inner.p99_lo, outer.p99_lo), fmax(inner.p99_hi, outer.p99_hi),
-		     0.0625, 2000),
-	      "p99 %.1f us within ftrace's p98.5..p99.5 (%.1f..%.1f us), to one bucket",
-	      pw->p99_ns / 1e3, fmin(inner.p99_lo, outer.p99_lo) / 1e3,
-	      fmax(inner.p99_hi, outer.p99_hi) / 1e3);
-	check(within(pw->wait_max, inner.max, outer.max, 0.001, 2000),
-	      "max %.1f us within ftrace's (0.1%% + 2 us)", pw->wait_max / 1e3);
-	check(w.counters[CNT_STATS_FULL] + w.counters[CNT_HIST_FULL] + w.counters[CNT_TASK_FULL] == 0,
-	      "no event went unaccounted");
+	if (tol.attempts > 1)
+		printf("# timing checks from attempt %d of %d\n", attempt, tol.attempts);
+	timing_checks(&m, true);
+	check(m.w.counters[CNT_STATS_FULL] + m.w.counters[CNT_HIST_FULL] +
+	      m.w.counters[CNT_TASK_FULL] == 0, "no event went unaccounted");
 
 	/* Removing the containers drops their entries. */
 	stop(hog);
@@ -162,21 +292,34 @@ static void run_scenario(enum attach_mode attach, enum store_mode store)
 		__u64 pid_cg = cgroup_id(&hier, probe_cg), hid_cg = cgroup_id(&hier, hog_cg);
 		struct sample c = {};
 
+		const struct cg_sample *left[2];
+		int err[2];
+
 		snprintf(path, sizeof(path), "%s%s", hier.root, probe_cg);
-		rmdir(path);
+		err[0] = rmdir(path) ? errno : 0;
 		snprintf(path, sizeof(path), "%s%s", hier.root, hog_cg);
-		rmdir(path);
+		err[1] = rmdir(path) ? errno : 0;
 		sleep_ms(50);
 		collector_sample(col, &c);
-		check(!sample_find(&c, pid_cg) && !sample_find(&c, hid_cg),
+		left[0] = sample_find(&c, pid_cg);
+		left[1] = sample_find(&c, hid_cg);
+		check(!err[0] && !err[1] && !left[0] && !left[1],
 		      "entries of removed cgroups are gone from the maps");
+		for (int i = 0; i < 2; i++) {
+			if (err[i])
+				printf("# rmdir of the %s cgroup: %s\n", i ? "hog" : "probe",
+				       strerror(err[i]));
+			if (left[i])
+				printf("# the %s cgroup's entry is still there: cpu %.3f ms, "
+				       "%llu waits, wait %.3f ms\n", i ? "hog" : "probe",
+				       left[i]->s.cpu_ns / 1e6,
+				       (unsigned long long)left[i]->s.wait_count,
+				       left[i]->s.wait_ns / 1e6);
+		}
 		sample_free(&c);
 	}
 out:
-	ftrace_waits_free(&fw);
-	window_free(&w);
-	sample_free(&a);
-	sample_free(&b);
+	measurement_free(&m);
 	container_table_free(&table);
 	collector_close(col);
 	free(probe_cg);
@@ -195,6 +338,14 @@ int main(void)
 	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
 		sched_setaffinity(0, sizeof(cpus), &cpus);
 	printf("# cpu hierarchy %s (v%d)\n", hier.root, hier.version);
+	if (emulated()) {
+		/* Measured under qemu TCG: docs/vm-test.md. */
+		tol = (struct tolerance){ 0.05, 5000, 0.001, 2000 + 250000, 3, WATCH_MS / 10 };
+		printf("# emulated CPU (KOORD_TEST_EMULATED=1): mean within %g%% + %g us, "
+		       "max within %g%% + %g us, more than %u waits, up to %d measurements "
+		       "per scenario\n", tol.mean_rel * 100, tol.mean_abs_ns / 1e3,
+		       tol.max_rel * 100, tol.max_abs_ns / 1e3, tol.min_waits, tol.attempts);
+	}
 	run_scenario(ATTACH_AUTO, STORE_AUTO);
 	run_scenario(ATTACH_RAW_TP, STORE_HASH);
 	test_cgroup_cleanup();
