@@ -134,7 +134,7 @@ static void attribution(void)
 		return;
 	spawn(&hier, hog, 0, WL_HOG, 0);
 	spawn(&hier, decoy, 1, WL_HOG, 0);
-	spawn(&hier, probe, 0, WL_PROBE, 1000);
+	spawn(&hier, probe, 0, WL_SERVER, 1000);
 	sleep_ms(200);
 	watch(&r, WATCH_MS);
 	pw = of(&r, probe);
@@ -283,9 +283,16 @@ static void self_throttling(void)
 	 */
 	check(fabs((double)lw->steal_ns[ST_THROTTLED] - (t1 - t0)) <= 0.02 * (t1 - t0) + 20e6,
 	      "throttled part matches cpu.stat's throttled time (2%% + 20 ms)");
-	check(lw->steal_ns[ST_THROTTLED] > lw->wait_ns / 2, "most of its wait is its own throttling");
-	check(hw->inflicted_online_ns < lw->steal_ns[ST_THROTTLED] / 2,
-	      "the BE hog is not blamed for it (inflicted %.1f ms)", hw->inflicted_online_ns / 1e6);
+	check(lw->steal_ns[ST_THROTTLED] >= 50e6, "the quota did throttle it (%.1f ms)",
+	      lw->steal_ns[ST_THROTTLED] / 1e6);
+	/*
+	 * The hog is blamed for what the online container lost to BE, not for
+	 * its throttling (6.18 takes a throttled task off the queue; the first
+	 * slice after the quota ran out is still counted, hence the 5%).
+	 */
+	check(hw->inflicted_online_ns <= 1.05 * lw->steal_ns[KC_BE] + 5e6,
+	      "the BE hog's inflicted wait (%.1f ms) is what the container lost to BE (%.1f ms), "
+	      "not its throttled time", hw->inflicted_online_ns / 1e6, lw->steal_ns[KC_BE] / 1e6);
 out:
 	finish(&r);
 	free(ls);

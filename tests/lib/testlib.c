@@ -267,8 +267,15 @@ pid_t spawn(const struct cpu_hierarchy *h, const char *rel, int cpu, enum worklo
 			if (m != MAP_FAILED)
 				munmap(m, 1 << 20);
 		}
-		for (;;)
+		for (;;) {
 			nanosleep(&ts, NULL);
+			if (wl == WL_SERVER) {
+				__u64 until = now_mono_ns() + 300000;
+
+				while (now_mono_ns() < until)
+					spin++;
+			}
+		}
 	}
 	close(ready[1]);
 	if (read(ready[0], &c, 1) != 1 || c) {

@@ -32,10 +32,11 @@ __u64 cgroup_id(const struct cpu_hierarchy *h, const char *rel);
 /* Remove the test tree (kills what still runs there first). */
 void test_cgroup_cleanup(void);
 
-enum workload { WL_HOG, WL_PROBE, WL_FAULTER };
+enum workload { WL_HOG, WL_PROBE, WL_SERVER, WL_FAULTER };
 /*
  * Fork a process pinned to @cpu (-1: not pinned) inside cgroup @rel: a CPU hog, or a probe
- * that sleeps @period_us and wakes in a loop, or one that maps, touches and
+ * that sleeps @period_us and wakes in a loop, a "server" that also works
+ * 300 us after each wake-up (so it queues behind a hog), or one that maps, touches and
  * unmaps 1 MiB in a loop (page faults). Killed at exit.
  */
 pid_t spawn(const struct cpu_hierarchy *h, const char *rel, int cpu, enum workload wl,
