@@ -56,6 +56,7 @@ struct options {
 	struct class_rules rules;
 	bool once;
 	unsigned int max_containers;
+	enum pmu_source pmu;
 };
 
 static void usage(FILE *f)
@@ -78,6 +79,8 @@ static void usage(FILE *f)
 "  -r, --cgroup-root PATH  the cgroup hierarchy to watch (default: the one\n"
 "                          carrying the cpu controller, from /proc/self/mountinfo)\n"
 "      --once              one period, print /metrics to stdout and exit\n"
+"      --counter-source S  auto (hardware counters where there is a PMU), hardware,\n"
+"                          software (a stand-in, not exported) or off\n"
 "      --max-containers N  size of the per-container maps (default 4096)\n"
 "  -v, --verbose           debug output, including libbpf's\n"
 "  -h, --help              this text\n");
@@ -92,6 +95,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "cgroup-root", required_argument, NULL, 'r' },
 		{ "once", no_argument, NULL, 'O' },
 		{ "max-containers", required_argument, NULL, 'M' },
+		{ "counter-source", required_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -134,6 +138,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			}
 			o->max_containers = v;
+			break;
+		case 'P':
+			if (!strcmp(optarg, "auto"))
+				o->pmu = PMU_SOURCE_AUTO;
+			else if (!strcmp(optarg, "hardware"))
+				o->pmu = PMU_SOURCE_HARDWARE;
+			else if (!strcmp(optarg, "software"))
+				o->pmu = PMU_SOURCE_SOFTWARE;
+			else if (!strcmp(optarg, "off"))
+				o->pmu = PMU_SOURCE_OFF;
+			else {
+				log_err("bad --counter-source \"%s\": want auto, hardware, software or off",
+					optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'v':
 			log_level = LOG_LVL_DEBUG;
@@ -658,7 +677,7 @@ static int install_signals(void)
 
 int main(int argc, char **argv)
 {
-	struct options o = { .listen = DEFAULT_LISTEN, .period = 1 };
+	struct options o = { .listen = DEFAULT_LISTEN, .period = 1, .pmu = PMU_SOURCE_AUTO };
 	struct collector_opts copts = {};
 	struct daemon d = { .o = &o, .last_work = -1 };
 	struct MHD_Daemon *mhd = NULL;
@@ -694,7 +713,8 @@ int main(int argc, char **argv)
 	}
 	d.scans = 1;
 	d.last_scan = now_s();
-	copts = (struct collector_opts){ .hier = &d.hier, .max_containers = o.max_containers };
+	copts = (struct collector_opts){ .hier = &d.hier, .max_containers = o.max_containers,
+					 .pmu_source = o.pmu };
 	if (stop)
 		goto out;
 	err = collector_open(&copts, &d.col);

@@ -424,7 +424,9 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 		put_label(&b, "mode", info->mode);
 		sb_puts(&b, ",");
 		put_label(&b, "cgroup_root", info->cgroup_root ? info->cgroup_root : "");
-		sb_printf(&b, ",cgroup_version=\"%d\"} 1\n", info->cgroup_version);
+		sb_printf(&b, ",cgroup_version=\"%d\",counters=\"%s\"} 1\n", info->cgroup_version,
+			  s->pmu_source == PMU_SOURCE_HARDWARE ? "hardware" :
+			  s->pmu_source == PMU_SOURCE_SOFTWARE ? "software" : "off");
 	}
 	if (info->period_s > 0) {
 		family(&b, "koord_bpf_period_seconds", "gauge",
@@ -526,6 +528,26 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 		     "victims=\"online\"", true, s->v[i].s.inflicted_online_ns);
 		line(&b, "koord_bpf_inflicted_wait_seconds_total", labels[i], ll[i],
 		     "victims=\"all\"", true, s->v[i].s.inflicted_all_ns);
+	}
+
+	/* Hardware counters: only real ones (a software stand-in is not cycles). */
+	if (s->pmu_source == PMU_SOURCE_HARDWARE) {
+		static const struct { const char *name, *help; } pmu[PMU_NR] = {
+			[PMU_CYCLES] = { "koord_bpf_cpu_cycles_total",
+					 "CPU cycles of the container's tasks (hardware counter, scaled for multiplexing)." },
+			[PMU_INSTRUCTIONS] = { "koord_bpf_instructions_total",
+					       "Instructions retired by the container's tasks (hardware counter, scaled for multiplexing)." },
+			[PMU_LLC_MISSES] = { "koord_bpf_llc_misses_total",
+					     "Last-level cache misses of the container's tasks (hardware counter, scaled for multiplexing)." },
+		};
+
+		for (k = 0; k < PMU_NR; k++) {
+			family(&b, pmu[k].name, "counter", pmu[k].help);
+			for (i = 0; i < s->n; i++)
+				if (labels[i])
+					line(&b, pmu[k].name, labels[i], ll[i], NULL, false,
+					     s->v[i].s.pmu[k]);
+		}
 	}
 
 	for (i = 0; i < s->n; i++)

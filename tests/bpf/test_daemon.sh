@@ -106,6 +106,7 @@ check "a listen address not on this host" errors_with 'no such address' $bin --l
 check "not root is refused" errors_with "must run as root" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups $bin --listen 127.0.0.1:$(free_port)
 check "bad --class rule" errors_with 'unknown QoS' $bin --class '/x*=FOO' --once
+check "bad --counter-source" errors_with 'bad --counter-source "pmu"' $bin --counter-source pmu --once
 
 # ---- a workload ----
 root=$(build/koord-interference -d 0.1 --json 2>/dev/null |
@@ -193,6 +194,12 @@ check "its wait histogram, max and steal are there" bash -c '
 	grep -qF "koord_bpf_inflicted_wait_seconds_total{$1,victims=\"online\"} " "$2"' _ "$labels" "$tmp/m5"
 check "a cgroup name with a quote and a backslash is escaped in labels; --class applies" \
 	grep -qF "koord_bpf_cpu_seconds_total{cgroup=\"$rel/we\\\"ird\\\\name\",qos=\"LS\"" "$tmp/m5"
+check "hardware counter series exactly when there is a PMU ($(grep -o 'counters="[a-z]*"' "$tmp/m5"))" bash -c '
+	if grep -q "^koord_bpf_collector_info{.*counters=\"hardware\"} 1$" "$1"; then
+		grep -qF "koord_bpf_cpu_cycles_total{$2} " "$1" && grep -qF "koord_bpf_llc_misses_total{$2} " "$1"
+	else
+		grep -q "^koord_bpf_collector_info{.*counters=\"off\"} 1$" "$1" && ! grep -q "cycles\|llc_misses" "$1"
+	fi' _ "$tmp/m5" "$labels"
 check "the container gauge counts the BE hog" \
 	python3 -c 'import re, sys; v = int(re.search(r"^koord_bpf_containers\{qos=\"BE\"\} (\d+)$", open(sys.argv[1]).read(), re.M).group(1)); assert v >= 1, v' "$tmp/m5"
 

@@ -359,6 +359,46 @@ static void histogram_buckets(void **state)
 	assert_null(strstr(render(fx, NULL), "_bucket{"));
 }
 
+/* Hardware counters appear only when they are real; collector_info says which. */
+static void hardware_counters(void **state)
+{
+	struct fixture *fx = *state;
+	struct exporter_info info = { .version = "test", .mode = "m", .cgroup_root = "/r",
+				      .cgroup_version = 2, .last_period_s = -1 };
+	struct cg_sample *cs;
+	size_t len;
+	__u64 id = mkcg(fx, "/pmu");
+
+	scan(fx);
+	cs = sample_add(&fx->b, id);
+	cs->s.cpu_ns = 1;
+	cs->s.pmu[PMU_CYCLES] = 3000000000ull;
+	cs->s.pmu[PMU_INSTRUCTIONS] = 1500000000ull;
+	cs->s.pmu[PMU_LLC_MISSES] = 12345;
+	fx->b.pmu_source = PMU_SOURCE_HARDWARE;
+	assert_int_equal(exporter_update(&fx->e, NULL, &fx->b), 0);
+	assert_int_equal(exporter_render(&fx->e, &fx->b, NULL, &fx->t, &info, &fx->out, &len), 0);
+	assert_non_null(strstr(fx->out, "koord_bpf_collector_info{mode=\"m\",cgroup_root=\"/r\","
+				"cgroup_version=\"2\",counters=\"hardware\"} 1\n"));
+	assert_non_null(strstr(fx->out, "# TYPE koord_bpf_cpu_cycles_total counter\n"
+		"koord_bpf_cpu_cycles_total{cgroup=\"/pmu\",qos=\"SYSTEM\",pod_uid=\"\",container_id=\"\"} 3000000000\n"));
+	assert_non_null(strstr(fx->out, "koord_bpf_instructions_total{cgroup=\"/pmu\",qos=\"SYSTEM\",pod_uid=\"\",container_id=\"\"} 1500000000\n"));
+	assert_non_null(strstr(fx->out, "koord_bpf_llc_misses_total{cgroup=\"/pmu\",qos=\"SYSTEM\",pod_uid=\"\",container_id=\"\"} 12345\n"));
+
+	/* a software stand-in is not cycles: no series */
+	fx->b.pmu_source = PMU_SOURCE_SOFTWARE;
+	free(fx->out);
+	assert_int_equal(exporter_render(&fx->e, &fx->b, NULL, &fx->t, &info, &fx->out, &len), 0);
+	assert_non_null(strstr(fx->out, "counters=\"software\"} 1\n"));
+	assert_null(strstr(fx->out, "cycles"));
+	assert_null(strstr(fx->out, "llc_misses"));
+	fx->b.pmu_source = PMU_SOURCE_OFF;
+	free(fx->out);
+	assert_int_equal(exporter_render(&fx->e, &fx->b, NULL, &fx->t, &info, &fx->out, &len), 0);
+	assert_non_null(strstr(fx->out, "counters=\"off\"} 1\n"));
+	assert_null(strstr(fx->out, "instructions"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -366,6 +406,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(label_escaping, setup, teardown),
 		cmocka_unit_test(le_are_bucket_bounds),
 		cmocka_unit_test_setup_teardown(histogram_buckets, setup, teardown),
+		cmocka_unit_test_setup_teardown(hardware_counters, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("exporter", tests, NULL, NULL);
