@@ -4,7 +4,7 @@
 # its rules for $(OUT)/libkoord.a and tests/lib objects. See docs/vm-test.md.
 #
 #   make vm-test [KERNELS="6.1 5.10 6.12"] [VM_TIMEOUT=300] [VM_VERBOSE=1]
-#   make vm-test-ci     the required 6.1 kernel, VM_CI_TESTS (part of `make test`)
+#   make vm-test-ci     the required 6.1 kernel, VM_CI_TESTS (meant for `make test`)
 #   VM_TESTS="a b"      only these test programs in the initramfs (default: all)
 #   make vm-static      static probe + tests/bpf/test_* (+ VM_TOOLS) only
 #   make vm-fetch       download/cache the kernels only
@@ -41,7 +41,8 @@ VM_CFLAGS        = $(filter-out -MMD -MP,$(CFLAGS))
 vm-test: vm-static
 	scripts/vm-test.sh --no-build $(if $(KERNELS),--kernels "$(KERNELS)")
 
-# CI (`make test`): the required kernel, Debian 12's own 6.1, with the test
+# For CI (`make test`, once the collector loads on 6.1 again: docs/vm-test.md):
+# the required kernel, Debian 12's own 6.1, with the test
 # programs that are reliable under TCG (their timing checks know
 # KOORD_TEST_EMULATED; docs/vm-test.md); `make vm-test` runs them all.
 VM_CI_TESTS ?= test_runq
