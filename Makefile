@@ -90,7 +90,7 @@ $(OUT)/tests/%: tests/bpf/%.c $(TESTLIB_OBJS) $(OUT)/libkoord.a
 run: all
 	$(OUT)/koord-interference -d 5
 
-test: unit-test bpf-test
+test: unit-test bpf-test vm-test-ci
 
 unit-test: deps $(UNIT_TESTS)
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)

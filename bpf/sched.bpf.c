@@ -202,12 +202,10 @@ static __always_inline __u64 bounded(__u64 v, __u64 max)
 }
 
 /* The task starts waiting on @cpu's queue: snapshot clocks, count it. */
-/* @st: the {ts->cgid, @cpu} entry when the caller holds it, else NULL. */
 static __always_inline bool queue_add(struct task_state *ts, struct cpu_state *cs,
-				      __u32 cpu, __u64 now, __u64 cfs, struct cg_cpu_stats *st)
+				      __u32 cpu, __u64 now, __u64 cfs)
 {
-	if (!st)
-		st = cg_cpu_stats(ts->cgid, cpu);
+	struct cg_cpu_stats *st = cg_cpu_stats(ts->cgid, cpu);
 	__u32 k;
 
 	if (!st)
@@ -238,8 +236,7 @@ static __always_inline bool queue_add(struct task_state *ts, struct cpu_state *c
  * migrates (@charge), charge who held that CPU meanwhile to the container's
  * steal split. A wait found stale is dropped without charge.
  */
-static __always_inline struct cg_cpu_stats *queue_remove(struct task_state *ts, __u64 now,
-							 bool charge)
+static __always_inline void queue_remove(struct task_state *ts, __u64 now, bool charge)
 {
 	struct cpu_state *cs = cpu_state(ts->qcpu);
 	__u64 d[KC_NR], self, others = 0, thr, elapsed;
@@ -247,7 +244,7 @@ static __always_inline struct cg_cpu_stats *queue_remove(struct task_state *ts, 
 	__u32 k;
 
 	if (!cs)
-		return NULL;
+		return;
 	if (!ts->uncounted) {
 		__sync_fetch_and_add(&cs->n_all, -1);
 		__sync_fetch_and_add(&cs->s_all, now);
@@ -258,13 +255,13 @@ static __always_inline struct cg_cpu_stats *queue_remove(struct task_state *ts, 
 	}
 	st = cg_cpu_stats(ts->cgid, ts->qcpu);
 	if (!st)
-		return NULL;
+		return;
 	if (!ts->uncounted) {
 		__sync_fetch_and_add(&st->own_n, -1);
 		__sync_fetch_and_add(&st->own_s, now);
 	}
 	if (!charge)
-		return st;
+		return;
 
 	/*
 	 * A migration snapshots the destination's clocks without its lock, so a
@@ -294,7 +291,6 @@ static __always_inline struct cg_cpu_stats *queue_remove(struct task_state *ts, 
 	st->steal_ns[ST_SELF] += self;
 	st->steal_ns[ST_THROTTLED] += thr;
 	ts->be_ns += d[KC_BE];
-	return st;
 }
 
 /*
@@ -302,7 +298,7 @@ static __always_inline struct cg_cpu_stats *queue_remove(struct task_state *ts, 
  * group's quota, so it keeps no neighbour waiting.
  */
 static __always_inline void wait_open(struct task_struct *p, struct task_state *ts,
-				      __u32 cpu, __u64 now, bool throttled, struct cg_cpu_stats *st)
+				      __u32 cpu, __u64 now, bool throttled)
 {
 	struct cpu_state *cs = cpu_state(cpu);
 
@@ -313,7 +309,7 @@ static __always_inline void wait_open(struct task_struct *p, struct task_state *
 	}
 	ts->uncounted = throttled;
 	ts->be_ns = 0;
-	if (queue_add(ts, cs, cpu, now, task_cfs_rq_on(p, cpu), st))
+	if (queue_add(ts, cs, cpu, now, task_cfs_rq_on(p, cpu)))
 		ts->wait_start = now;
 }
 
@@ -357,22 +353,19 @@ static __always_inline void long_wait_event(struct task_struct *victim, struct t
 }
 
 /* @p gets @cpu after its wait; @prev ran there before it. */
-static __always_inline struct cg_cpu_stats *
-wait_close(struct task_struct *p, struct task_state *ts, __u32 cpu, __u64 now,
-	   struct task_struct *prev, __u64 prev_cgid)
+static __always_inline void wait_close(struct task_struct *p, struct task_state *ts, __u32 cpu,
+				       __u64 now, struct task_struct *prev, __u64 prev_cgid)
 {
 	struct cg_cpu_stats *st;
 	struct cg_hist *h;
 	__u64 wait = now - ts->wait_start, e;
 	__u32 b;
 
-	/* The wait ends where it was queued, unless a migration went unseen. */
-	st = queue_remove(ts, now, true);
-	if (!st || ts->qcpu != cpu)
-		st = cg_cpu_stats(ts->cgid, cpu);
+	queue_remove(ts, now, true);
 	ts->wait_start = 0;
+	st = cg_cpu_stats(ts->cgid, cpu);
 	if (!st)
-		return NULL;
+		return;
 	st->wait_count++;
 	st->wait_ns += wait;
 	if (wait > st->wait_max)
@@ -393,7 +386,7 @@ wait_close(struct task_struct *p, struct task_state *ts, __u32 cpu, __u64 now,
 		h = bpf_map_lookup_elem(&cg_hist, &ts->cgid);
 		if (!h) {
 			count(CNT_HIST_FULL);
-			return st;
+			return;
 		}
 	}
 	b = hist_bucket(wait);
@@ -401,7 +394,6 @@ wait_close(struct task_struct *p, struct task_state *ts, __u32 cpu, __u64 now,
 	asm volatile("" : "+r"(b));
 	if (b < HIST_BUCKETS)
 		__sync_fetch_and_add(&h->buckets[b], 1);
-	return st;
 }
 
 static __always_inline int on_wakeup(struct task_struct *p)
@@ -415,7 +407,7 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	if (!ts || ts->wait_start)
 		return 0;
 	refresh_identity(p, ts);
-	wait_open(p, ts, task_cpu(p), bpf_ktime_get_ns(), false, NULL);
+	wait_open(p, ts, task_cpu(p), bpf_ktime_get_ns(), false);
 	return 0;
 }
 
@@ -450,8 +442,7 @@ static __always_inline void pmu_delta(struct cpu_state *cs, __u32 cpu, __u64 out
  * says ran, not to prev: a switch event can be missed, and charging by state
  * keeps the clocks, cpu_ns and every snapshot consistent with each other.
  */
-static __always_inline struct cg_cpu_stats *charge_run(struct cpu_state *cs, __u32 cpu,
-							__u64 now)
+static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 now)
 {
 	__u64 delta = now - cs->last_switch, counters[PMU_NR];
 	struct cg_cpu_stats *st;
@@ -469,10 +460,10 @@ static __always_inline struct cg_cpu_stats *charge_run(struct cpu_state *cs, __u
 	if (pmu_on)
 		pmu_delta(cs, cpu, counters);
 	if (!cs->cur_cgid)
-		return NULL;
+		return;
 	st = cg_cpu_stats(cs->cur_cgid, cpu);
 	if (!st)
-		return NULL;
+		return;
 	st->cpu_ns += delta;
 	if (pmu_on)
 		for (k = 0; k < PMU_NR; k++)
@@ -483,7 +474,6 @@ static __always_inline struct cg_cpu_stats *charge_run(struct cpu_state *cs, __u
 	i_own = st->own_s + st->own_n * (__s64)now - cs->i_own_in;
 	st->inflicted_all_ns += i_all - i_own;
 	st->inflicted_online_ns += i_online - (KC_IS_ONLINE(cs->cur_class) ? i_own : 0);
-	return st;
 }
 
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
@@ -494,9 +484,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u32 prev_pid = BPF_CORE_READ(prev, pid), next_pid = BPF_CORE_READ(next, pid);
 	__u64 now = bpf_ktime_get_ns();
 	struct task_state *pts = NULL, *nts = NULL;
-	/* Entries held from one step to the next: one hash lookup per container. */
-	struct cg_cpu_stats *prev_st = NULL, *next_st = NULL;
-	__u64 prev_cgid, cgid;
+	struct cg_cpu_stats *st;
+	__u64 prev_cgid;
 
 	if (!cs)
 		return 0;
@@ -504,7 +493,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	if (cs->last_switch) {
 		if (prev_pid != cs->cur_pid)
 			count(CNT_SWITCH_MISSED);
-		prev_st = charge_run(cs, cpu, now);
+		charge_run(cs, cpu, now);
 	}
 	cs->last_switch = now;
 
@@ -525,12 +514,9 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		nts = task_state(next, true);
 		cs->cur_class = KC_UNCLASSIFIED;
 		if (nts) {
-			cgid = nts->cgid;
 			if (nts->wait_start)
-				next_st = wait_close(next, nts, cpu, now, prev, prev_cgid);
+				wait_close(next, nts, cpu, now, prev, prev_cgid);
 			refresh_identity(next, nts);
-			if (nts->cgid != cgid)
-				next_st = NULL;
 			cs->cur_class = nts->class;
 			cs->cur_cgid = nts->cgid;
 			cs->class_gen = nts->class_gen;
@@ -540,8 +526,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	/* prev is still runnable (preempted or yielded): it waits from now on. */
 	if (pts && (preempt || task_state_word(prev) == 0)) {
 		refresh_identity(prev, pts);
-		wait_open(prev, pts, cpu, now, task_throttled(prev),
-			  pts->cgid == prev_cgid ? prev_st : NULL);
+		wait_open(prev, pts, cpu, now, task_throttled(prev));
 	}
 
 	/* Waiting integrals as next starts, to difference when it stops. */
@@ -549,10 +534,9 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	cs->i_online_in = cs->s_online + cs->n_online * (__s64)now;
 	cs->i_own_in = 0;
 	if (cs->cur_cgid) {
-		if (!next_st)
-			next_st = cg_cpu_stats(cs->cur_cgid, cpu);
-		if (next_st)
-			cs->i_own_in = next_st->own_s + next_st->own_n * (__s64)now;
+		st = cg_cpu_stats(cs->cur_cgid, cpu);
+		if (st)
+			cs->i_own_in = st->own_s + st->own_n * (__s64)now;
 	}
 	return 0;
 }
@@ -569,7 +553,7 @@ static __always_inline int on_migrate(struct task_struct *p, __u32 dest)
 	now = bpf_ktime_get_ns();
 	queue_remove(ts, now, true);
 	cs = cpu_state(dest);
-	if (!cs || !cs->last_switch || !queue_add(ts, cs, dest, now, task_cfs_rq_on(p, dest), NULL)) {
+	if (!cs || !cs->last_switch || !queue_add(ts, cs, dest, now, task_cfs_rq_on(p, dest))) {
 		ts->wait_start = 0;
 		count(CNT_WAIT_UNSEEN_CPU);
 	}
