@@ -495,6 +495,38 @@ static int cmp_ref(const void *a, const void *b)
 	return x->cgid < y->cgid ? -1 : x->cgid > y->cgid;
 }
 
+/*
+ * BPF charges a run when it ends; a task that keeps its CPU (a hog alone on
+ * it) would show no CPU time until it is switched out. Add each CPU's
+ * running stretch so far: monotonic still, as the charge at switch-out
+ * covers the same stretch.
+ */
+static int add_running(struct collector *c, struct sample *s)
+{
+	__u64 now = mono_ns();
+	struct cg_sample *cs;
+	struct cpu_state st;
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < c->nr_cpus; cpu++) {
+		if (collector_cpu_state(c, cpu, &st) || !st.cur_cgid || !st.last_switch ||
+		    now < st.last_switch)
+			continue;
+		cs = (struct cg_sample *)sample_find(s, st.cur_cgid);
+		if (cs) {
+			cs->s.cpu_ns += now - st.last_switch;
+			continue;
+		}
+		/* Running since before its first charge: a new entry. */
+		cs = sample_add(s, st.cur_cgid);
+		if (!cs)
+			return -ENOMEM;
+		cs->s.cpu_ns = now - st.last_switch;
+		sample_sort(s);
+	}
+	return 0;
+}
+
 int collector_sample(struct collector *c, struct sample *s)
 {
 	struct bpf_map *m = c->skel->maps.cg_cpu, *h = c->skel->maps.cg_hist;
@@ -574,9 +606,10 @@ int collector_sample(struct collector *c, struct sample *s)
 	}
 	free(hkeys);
 	free(hvals);
+	err = add_running(c, s);
 	s->mono_end_ns = mono_ns();
 	s->pmu_source = c->pmu_source;
-	return 0;
+	return err;
 }
 
 static int ringbuf_cb(void *ctx, void *data, size_t len)

@@ -63,10 +63,16 @@ static void diff_one(const struct cg_sample *a, const struct cg_sample *b, struc
 	unsigned int i;
 	__u64 n = 0;
 
-	if (!a || b->s.wait_count < a->s.wait_count || b->s.cpu_ns < a->s.cpu_ns)
+	/* Fewer waits than before: the entry was re-created, count from zero. */
+	if (!a || b->s.wait_count < a->s.wait_count)
 		a = &zero;
 	w->cgid = b->cgid;
-	w->cpu_ns = delta(a->s.cpu_ns, b->s.cpu_ns);
+	/*
+	 * A sample adds each CPU's running stretch so far, which a switch
+	 * between reading the maps and the CPU states can leave out: a dip,
+	 * caught up by the next window, never a reset.
+	 */
+	w->cpu_ns = b->s.cpu_ns > a->s.cpu_ns ? b->s.cpu_ns - a->s.cpu_ns : 0;
 	w->wait_count = delta(a->s.wait_count, b->s.wait_count);
 	w->wait_ns = delta(a->s.wait_ns, b->s.wait_ns);
 	for (i = 0; i < ST_NR; i++)

@@ -124,13 +124,22 @@ static void window_differences(void **state)
 	assert_int_equal(cw->cpu_ns, 30);
 	window_free(&w);
 
-	/* A counter that went back (entry re-created) restarts from zero. */
+	/* Fewer waits than before: the entry was re-created, counted from zero. */
 	b.v[1].s.wait_count = 4;
 	b.v[1].s.cpu_ns = 40;
 	assert_int_equal(window_compute(&a, &b, &w), 0);
 	cw = window_find(&w, 7);
 	assert_int_equal(cw->wait_count, 4);
 	assert_int_equal(cw->cpu_ns, 40);
+	window_free(&w);
+
+	/* CPU time alone dipping (a running stretch left out) is 0, not a reset. */
+	b.v[1].s.wait_count = 30;
+	b.v[1].s.cpu_ns = 90;
+	assert_int_equal(window_compute(&a, &b, &w), 0);
+	cw = window_find(&w, 7);
+	assert_int_equal(cw->wait_count, 20);
+	assert_int_equal(cw->cpu_ns, 0);
 	window_free(&w);
 	sample_free(&a);
 	sample_free(&b);
