@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +264,28 @@ static int check_prerequisites(void)
 	return 0;
 }
 
+/*
+ * A CPU's clocks start at its first switch after attach; a task that keeps
+ * its CPU (a hog alone on it) could leave it unseen for long. Visiting every
+ * CPU makes each switch once, right away.
+ */
+static void prime_cpus(struct collector *c)
+{
+	cpu_set_t old, one;
+	unsigned int cpu;
+
+	if (sched_getaffinity(0, sizeof(old), &old))
+		return;
+	for (cpu = 0; cpu < c->nr_cpus && cpu < CPU_SETSIZE; cpu++) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		/* Offline or not allowed CPUs refuse: nothing to prime there. */
+		if (!sched_setaffinity(0, sizeof(one), &one))
+			sched_yield();
+	}
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
 int collector_open(const struct collector_opts *o, struct collector **out)
 {
 	static const struct { enum attach_mode a; enum store_mode s; } modes[] = {
@@ -339,6 +362,7 @@ int collector_open(const struct collector_opts *o, struct collector **out)
 	snprintf(c->mode, sizeof(c->mode), "%s+task_%s",
 		 c->attach == ATTACH_TP_BTF ? "tp_btf" : "raw_tp",
 		 c->store == STORE_TASK ? "storage" : "hash");
+	prime_cpus(c);
 	*out = c;
 	return 0;
 }
