@@ -286,6 +286,19 @@ static void prime_cpus(struct collector *c)
 	sched_setaffinity(0, sizeof(old), &old);
 }
 
+/*
+ * The first read of fresh maps can stall for hundreds of ms (seen right after
+ * another collector was torn down), which would skew the caller's first
+ * window: read them once before handing the collector out.
+ */
+static void warm_up(struct collector *c)
+{
+	struct sample s = {};
+
+	collector_sample(c, &s);
+	sample_free(&s);
+}
+
 int collector_open(const struct collector_opts *o, struct collector **out)
 {
 	static const struct { enum attach_mode a; enum store_mode s; } modes[] = {
@@ -363,6 +376,7 @@ int collector_open(const struct collector_opts *o, struct collector **out)
 		 c->attach == ATTACH_TP_BTF ? "tp_btf" : "raw_tp",
 		 c->store == STORE_TASK ? "storage" : "hash");
 	prime_cpus(c);
+	warm_up(c);
 	*out = c;
 	return 0;
 }
@@ -521,38 +535,55 @@ static int cmp_ref(const void *a, const void *b)
 
 /*
  * BPF charges a run when it ends; a task that keeps its CPU (a hog alone on
- * it) would show no CPU time until it is switched out. Add each CPU's
- * running stretch so far: monotonic still, as the charge at switch-out
- * covers the same stretch.
+ * it) would show no CPU time until it is switched out. So a sample also
+ * counts each CPU's running stretch up to the sample's time, read just
+ * before the maps: monotonic still, as the charge at switch-out covers the
+ * same stretch.
  */
-static int add_running(struct collector *c, struct sample *s)
+struct running {
+	__u64 cgid;
+	__u64 ns;
+};
+
+static void read_running(struct collector *c, __u64 now, struct running *r)
 {
-	__u64 now = mono_ns();
-	struct cg_sample *cs;
 	struct cpu_state st;
 	unsigned int cpu;
 
 	for (cpu = 0; cpu < c->nr_cpus; cpu++) {
+		r[cpu].cgid = 0;
 		if (collector_cpu_state(c, cpu, &st) || !st.cur_cgid || !st.last_switch ||
 		    now < st.last_switch)
 			continue;
-		cs = (struct cg_sample *)sample_find(s, st.cur_cgid);
-		if (cs) {
-			cs->s.cpu_ns += now - st.last_switch;
+		r[cpu] = (struct running){ st.cur_cgid, now - st.last_switch };
+	}
+}
+
+static int add_running(struct collector *c, struct sample *s, const struct running *r)
+{
+	struct cg_sample *cs;
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < c->nr_cpus; cpu++) {
+		if (!r[cpu].cgid)
 			continue;
+		cs = (struct cg_sample *)sample_find(s, r[cpu].cgid);
+		if (!cs) {
+			/* Running since before its first charge: a new entry. */
+			cs = sample_add(s, r[cpu].cgid);
+			if (!cs)
+				return -ENOMEM;
+			sample_sort(s);
+			cs = (struct cg_sample *)sample_find(s, r[cpu].cgid);
 		}
-		/* Running since before its first charge: a new entry. */
-		cs = sample_add(s, st.cur_cgid);
-		if (!cs)
-			return -ENOMEM;
-		cs->s.cpu_ns = now - st.last_switch;
-		sample_sort(s);
+		cs->s.cpu_ns += r[cpu].ns;
 	}
 	return 0;
 }
 
 int collector_sample(struct collector *c, struct sample *s)
 {
+	struct running running[KOORD_MAX_CPUS];
 	struct bpf_map *m = c->skel->maps.cg_cpu, *h = c->skel->maps.cg_hist;
 	struct cg_cpu_key *keys;
 	struct cg_cpu_stats *vals;
@@ -567,8 +598,9 @@ int collector_sample(struct collector *c, struct sample *s)
 	memset(s->counters, 0, sizeof(s->counters));
 	/* Close the epoch first: its maxima are then final. */
 	epoch = __atomic_fetch_add(&c->skel->bss->epoch, 1, __ATOMIC_SEQ_CST);
-	s->mono_ns = mono_ns();
 	err = read_counters(c, s);
+	s->mono_ns = mono_ns();
+	read_running(c, s->mono_ns, running);
 	if (err)
 		return err;
 	n = dump_map(bpf_map__fd(m), sizeof(*keys), sizeof(*vals), bpf_map__max_entries(m),
@@ -630,7 +662,7 @@ int collector_sample(struct collector *c, struct sample *s)
 	}
 	free(hkeys);
 	free(hvals);
-	err = add_running(c, s);
+	err = add_running(c, s, running);
 	s->mono_end_ns = mono_ns();
 	s->pmu_source = c->pmu_source;
 	return err;
