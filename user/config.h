@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The daemon's JSON configuration: Koordinator NodeSLO's
+ * resourceUsedThresholdWithBE (field names and defaults as Koordinator's),
+ * and koord-bpf's own section "koordBPF" beside it (docs/config.md).
+ */
+#ifndef KOORD_CONFIG_H
+#define KOORD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "classify.h"
+
+#define CONFIG_ROOTS_MAX	16
+#define CONFIG_HOOK_ARGS_MAX	16
+
+enum suppress_policy { SUPPRESS_CPUSET, SUPPRESS_CFS_QUOTA };
+enum evict_backend { EVICT_KILL, EVICT_HOOK };
+
+/* NodeSLO spec.resourceUsedThresholdWithBE; -1 in an int field means "unset". */
+struct be_thresholds {
+	bool enable;				/* false */
+	int cpu_suppress_threshold_percent;	/* 65, 0..100 */
+	int cpu_suppress_min_percent;		/* unset, 0..100 */
+	enum suppress_policy cpu_suppress_policy;	/* cpuset */
+	int cpu_evict_be_satisfaction_lower_percent;	/* unset; (0, 60] */
+	int cpu_evict_be_satisfaction_upper_percent;	/* unset; (0, 100), >= lower */
+	int cpu_evict_be_usage_threshold_percent;	/* 90, (0, 100] */
+	int cpu_evict_time_window_seconds;	/* unset -> the period */
+	int memory_evict_threshold_percent;	/* 70, (0, 100] */
+	int memory_evict_lower_percent;		/* unset -> threshold - 2; < threshold */
+};
+
+struct koord_config {
+	struct be_thresholds be;
+
+	/* koordBPF */
+	double period_s;		/* "period": 1, 0.1..3600 */
+	char *listen;			/* "listen": "127.0.0.1:9316" */
+	char *state_dir;		/* "stateDir": "/var/lib/koord-bpf" */
+	/* "cgroupRoots": paths relative to every hierarchy's root, "/kubepods"... */
+	char *cgroup_roots[CONFIG_ROOTS_MAX];
+	size_t ncgroup_roots;
+	struct class_rules rules;	/* "classRules": [{"glob": G, "qos": Q}] */
+	bool be_wakeup_priority;	/* "beWakeupPriority": true (when be.enable) */
+	double reserved_cpus;		/* "reservedCPUs": 0, node CPUs kept for the system */
+	int suppress_smoothing_windows;	/* "suppressSmoothingWindows": 3, 1..60 */
+
+	struct {			/* "interference" */
+		double victim_p99_wait_us;	/* "victimP99WaitUs": 1000 */
+		double be_steal_percent;	/* "beStealPercent": 5, of the window */
+		int sustained_windows;		/* "sustainedWindows": 3, 1..600 */
+	} interference;
+
+	struct {			/* "throttle" */
+		bool enable;			/* true */
+		double cut_factor;		/* "cutFactor": 0.5, (0, 1) */
+		double floor_cores;		/* "floorCores": 0.05, > 0 */
+		double recovery_step_cores;	/* "recoveryStepCores": 0.1, > 0 */
+		int quiet_windows;		/* "quietWindows": 5, 1..600 */
+		int max_culprits;		/* "maxCulprits": 2, 1..64 */
+	} throttle;
+
+	struct {			/* "effect": the closed loop */
+		int windows;			/* "windows": 3, windows measured before and after */
+		double worse_percent;		/* "worsePercent": 10, > this much worse -> rollback */
+		double hold_off_s;		/* "holdOffSeconds": 300 */
+	} effect;
+
+	struct {			/* "eviction" */
+		bool enable;			/* true (still needs be.enable) */
+		enum evict_backend backend;	/* "backend": "kill" | "hook" */
+		char *hook[CONFIG_HOOK_ARGS_MAX + 1];	/* "hook": argv, NULL-terminated */
+		int max_per_minute;		/* "maxPerMinute": 2, 1..600 */
+		double cool_down_s;		/* "coolDownSeconds": 20 */
+		double culprit_at_floor_s;	/* "culpritAtFloorSeconds": 120 */
+	} eviction;
+};
+
+/* Koordinator's and koord-bpf's defaults (be.enable false: the daemon only measures). */
+void config_defaults(struct koord_config *c);
+
+/*
+ * Read @path into @c (defaults first). On error returns -EINVAL (or the
+ * errno of the read) and writes "FILE: FIELD: REASON" into @err; @c is then
+ * freed and left at defaults. Unknown NodeSLO sections are skipped with a
+ * log_info note; unknown fields in koordBPF and resourceUsedThresholdWithBE
+ * are errors. Accepts the NodeSLO spec itself, or a whole NodeSLO object
+ * ({"kind": "NodeSLO", "spec": {...}}).
+ */
+int config_load(const char *path, struct koord_config *c, char *err, size_t errlen);
+/* The same from a string (@name stands for the file in messages). */
+int config_parse(const char *name, const char *text, size_t len, struct koord_config *c,
+		 char *err, size_t errlen);
+void config_free(struct koord_config *c);
+
+#endif

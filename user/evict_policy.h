@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * When to evict and whom (Koordinator's BECPUEvict and BEMemoryEvict, and
+ * koord-bpf's culprit-at-floor), and how often. Pure, unit-tested.
+ */
+#ifndef KOORD_EVICT_POLICY_H
+#define KOORD_EVICT_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "config.h"
+
+enum evict_reason { EVICT_BE_CPU, EVICT_MEMORY, EVICT_CULPRIT, EVICT_REASON_NR };
+const char *evict_reason_name(enum evict_reason r);	/* "be_cpu_satisfaction", "memory", "culprit" */
+
+struct evict_candidate {
+	const char *path;		/* cgroup path, relative to the hierarchy */
+	int priority;			/* spec.priority; 0 when unknown */
+	double cpu_used;		/* cores */
+	double cpu_request;		/* cores; 0 when unknown */
+	unsigned long long mem_used;	/* bytes */
+};
+/* Memory: priority ascending, then memory used descending (then path). */
+void evict_order_memory(struct evict_candidate *v, size_t n);
+/* BE CPU: priority ascending, then used/request descending (then path). */
+void evict_order_cpu(struct evict_candidate *v, size_t n);
+
+/* BE CPU at one moment (cores). */
+struct be_cpu_sample {
+	double usage;	/* BE used */
+	double limit;	/* real limit: min(cpuset size, quota) */
+	double request;	/* BE requests */
+};
+/*
+ * Koordinator's BECPUEvict: over the window's samples (average valid only if
+ * they cover a third of the window) and the last sample: trigger when
+ * usage/limit >= cpuEvictBEUsageThresholdPercent and limit/request <= lower%;
+ * release = request x (upper% - satisfaction), the smaller of the two.
+ * Returns the cores to release, 0 when nothing (or when lower/upper unset).
+ */
+double be_cpu_release(const struct be_thresholds *t, const struct be_cpu_sample *v, size_t n,
+		      double sample_s, double window_s);
+/*
+ * Memory: used% = (total - available) / total; trigger at >= threshold%,
+ * release = total x (used% - lower%), lower = memoryEvictLowerPercent or
+ * threshold - 2. Returns bytes to release, 0 when nothing.
+ */
+unsigned long long memory_release(const struct be_thresholds *t, unsigned long long total,
+				  unsigned long long available);
+/* /proc/meminfo text -> MemTotal and MemAvailable in bytes; -EINVAL when either is missing. */
+int meminfo_parse(const char *text, unsigned long long *total, unsigned long long *available);
+
+/* At most max_per_minute evictions in any 60 s, and cool_down_s after each. */
+#define EVICT_RATE_MAX 600
+struct evict_rate {
+	double at[EVICT_RATE_MAX];	/* times of the last evictions, a ring */
+	size_t n, next;
+};
+bool evict_rate_allows(const struct evict_rate *r, const struct koord_config *c, double now_s);
+void evict_rate_note(struct evict_rate *r, double now_s);
+
+#endif

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Where each cgroup controller the daemon writes is mounted: v1 hierarchies
+ * (cpu, cpuset, freezer, memory, each possibly co-mounted) and the unified
+ * (v2) one. A container at relative path P lives at MOUNT/P in each.
+ */
+#ifndef KOORD_HIERARCHIES_H
+#define KOORD_HIERARCHIES_H
+
+#include <limits.h>
+#include <stdio.h>
+
+struct hierarchies {
+	/* mount point of the hierarchy carrying each controller; "" when none */
+	char cpu[PATH_MAX];
+	char cpuset[PATH_MAX];
+	char freezer[PATH_MAX];
+	char memory[PATH_MAX];
+	char unified[PATH_MAX];	/* the cgroup2 mount, "" when none */
+	int cpu_version;	/* 1 or 2 */
+	int cpuset_version, memory_version;
+};
+
+/*
+ * From a mountinfo stream: a v1 controller is where a cgroup mount's super
+ * options name it; a controller listed in the cgroup2 root's
+ * cgroup.controllers (read through @controllers_of, which tests replace) is
+ * on the unified mount unless a v1 mount has it. Returns 0 or -EIO.
+ */
+int hierarchies_from_mountinfo(FILE *mountinfo, struct hierarchies *h,
+			       int (*controllers_of)(const char *mnt, char *buf, size_t len));
+/* The live machine's (/proc/self/mountinfo). */
+int hierarchies_find(struct hierarchies *h);
+
+#endif

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The journal of original cgroup values: recorded durably before the first
+ * change of each file, so that a stop, or the next start after a crash,
+ * puts every value back.
+ *
+ * On disk: STATE_DIR/journal, a JSON document
+ *   {"version": 1, "entries": [{"path": ABS_PATH, "value": ORIGINAL}, ...]}
+ * rewritten whole through a temporary file, fsync'ed, renamed over the old
+ * one, and the directory fsync'ed.
+ */
+#ifndef KOORD_JOURNAL_H
+#define KOORD_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct journal_entry {
+	char *path;	/* absolute path of the cgroup file */
+	char *value;	/* its value before the first change, without trailing newline */
+};
+
+struct journal {
+	char *dir;		/* state dir */
+	int dirfd;
+	struct journal_entry *v;
+	size_t n, cap;
+};
+
+/*
+ * Open (creating @dir 0700 when missing) a journal. Fails with -EEXIST when a
+ * journal file is already there: journal_replay() it first.
+ */
+int journal_open(struct journal *j, const char *dir);
+/* Is @path journaled already? */
+bool journal_has(const struct journal *j, const char *path);
+/*
+ * Add @path's original @value and make it durable before returning. On any
+ * failure (disk full, read-only dir) the entry is not added and the caller
+ * must not change the file.
+ */
+int journal_record(struct journal *j, const char *path, const char *value);
+/*
+ * Put back every original value through @restore (the writer's raw write),
+ * retrying in further passes those refused with EINVAL (a cpuset parent
+ * must widen before its child), then remove the journal file. Files that
+ * vanished (ENOENT, ENODEV) count as restored. Returns the number of values
+ * that could not be restored (they stay in the file for the next start).
+ */
+int journal_restore(struct journal *j, int (*restore)(void *ctx, const char *path, const char *value),
+		    void *ctx);
+void journal_close(struct journal *j);
+
+/*
+ * Load the journal a crashed run left in @dir into @j (j->n == 0 when there
+ * is none). A file that cannot be parsed is an error (-EBADMSG) with the
+ * reason in @err, and nothing is restored from it.
+ */
+int journal_load(struct journal *j, const char *dir, char *err, size_t errlen);
+/* Parse journal text (for tests and fuzzing); same errors as journal_load. */
+int journal_parse(struct journal *j, const char *text, size_t len, char *err, size_t errlen);
+
+#endif

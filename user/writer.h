@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The one module that writes cgroup files. It refuses paths outside the
+ * allowed roots, never follows a symlink (openat2 RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS, or a component walk with O_NOFOLLOW where openat2 is
+ * missing), journals a file's original value before its first change, skips
+ * writes that change nothing, and treats a vanished cgroup as a normal event.
+ */
+#ifndef KOORD_WRITER_H
+#define KOORD_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "journal.h"
+
+#define WRITER_ROOTS_MAX 64
+
+struct writer {
+	char *roots[WRITER_ROOTS_MAX];	/* absolute, no trailing '/' */
+	int rootfds[WRITER_ROOTS_MAX];	/* O_PATH, opened without following symlinks */
+	size_t nroots;
+	struct journal *journal;	/* NULL: nothing journaled (dry run, or tests) */
+	bool dry_run;			/* decide and log, write nothing */
+	unsigned long long writes, skipped, refused, vanished, failed;
+};
+
+/* Empty writer; @journal may be NULL only with @dry_run. */
+void writer_init(struct writer *w, struct journal *journal, bool dry_run);
+/*
+ * Allow writes below @abs_dir. A root that does not exist is skipped
+ * (returns -ENOENT, nothing added); one reached through a symlink is
+ * refused (-ELOOP).
+ */
+int writer_add_root(struct writer *w, const char *abs_dir);
+/* Is @path below an allowed root (textually, after rejecting "..")? */
+bool writer_allowed(const struct writer *w, const char *path);
+
+/*
+ * Read @path (absolute, under a root) into @buf, trailing newline removed.
+ * Returns 0, -EPERM outside the roots, -ELOOP through a symlink, -ENOENT
+ * when it vanished, or another negative errno.
+ */
+int writer_read(struct writer *w, const char *path, char *buf, size_t len);
+/*
+ * Set @path to @value: 0 when written (or, dry run, would be), 1 when it
+ * already held @value (nothing written), -EPERM outside the roots, -ELOOP
+ * through a symlink, -ENOENT/-ENODEV when the cgroup vanished, -EIO (or
+ * the journal's error) when the original could not be journaled (then the
+ * file is left unchanged), or the write's errno.
+ */
+int writer_set(struct writer *w, const char *path, const char *value);
+/* Write without journaling or comparing (cgroup.kill, restoring); same checks. */
+int writer_raw(struct writer *w, const char *path, const char *value);
+/* Put every journaled file back (journal_restore through writer_raw). */
+int writer_restore_all(struct writer *w);
+void writer_free(struct writer *w);
+
+#endif
