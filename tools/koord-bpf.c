@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * koord-bpf: the node daemon (read side). Every period it reads the
- * collector's monotonic counters, computes the window since the previous
- * period, and publishes Prometheus /metrics, /api/containers (the JSON of
- * koord-interference over the last window) and /healthz over HTTP
- * (libmicrohttpd, one internal polling thread). Response bodies are built
- * once per period; a request only takes a reference to the current one.
+ * koord-bpf: the node daemon. Every period it reads the collector's
+ * monotonic counters, computes the window since the previous period, acts on
+ * interference when enforcement is enabled (enforce.c; every cgroup write
+ * journaled and undone at stop or at the next start after a crash), and
+ * publishes Prometheus /metrics, /api/containers (the JSON of
+ * koord-interference over the last window, plus enforcement state) and
+ * /healthz over HTTP (libmicrohttpd, one internal polling thread). Response
+ * bodies are built once per period; a request only takes a reference.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,9 +22,17 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include "collector.h"
+#include "config.h"
+#include "enforce.h"
+#include "hierarchies.h"
+#include "writer.h"
 #include "exporter.h"
 #include "log.h"
 #include "report.h"
@@ -34,11 +44,14 @@
 #define DEFAULT_LISTEN	"127.0.0.1:9316"
 #define RESCAN_S	10.0	/* walk the hierarchy at least this often */
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, reload;
 
 static void on_signal(int sig)
 {
-	stop = 1;
+	if (sig == SIGHUP)
+		reload = 1;
+	else
+		stop = 1;
 }
 
 static double now_s(void)
@@ -54,6 +67,9 @@ struct options {
 	double period;
 	const char *cgroup_root;
 	struct class_rules rules;
+	const char *config;
+	const char *check_config;
+	bool dry_run;
 	bool once;
 	unsigned int max_containers;
 	enum pmu_source pmu;
@@ -62,15 +78,21 @@ struct options {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: koord-bpf [--listen ADDR:PORT] [--period SECONDS] [--class GLOB=QOS ...]\n"
-"                 [--cgroup-root PATH] [--once] [-v]\n"
-"The node daemon (read side): measures every container's CPU time, run-queue\n"
-"waits, steal by class and inflicted waiting with eBPF, aggregates them every\n"
-"period and serves them over HTTP:\n"
+"Usage: koord-bpf [--config FILE] [--dry-run] [--listen ADDR:PORT] [--period SECONDS]\n"
+"                 [--class GLOB=QOS ...] [--cgroup-root PATH] [--once] [-v]\n"
+"       koord-bpf --check-config FILE\n"
+"The node daemon: measures every container's CPU time, run-queue waits, steal\n"
+"by class and inflicted waiting with eBPF, aggregates them every period, acts\n"
+"on interference when the config enables it (resourceUsedThresholdWithBE.enable),\n"
+"and serves the numbers over HTTP:\n"
 "  /metrics         Prometheus text format 0.0.4 (docs/metrics.md)\n"
 "  /api/containers  JSON: the last period's window, koord-interference's schema\n"
 "  /healthz         200 \"ok\" once the first period is done, 503 before\n"
 "\n"
+"  -f, --config FILE       JSON config: a NodeSLO spec plus a koordBPF section\n"
+"                          (docs/config.md); SIGHUP reloads it\n"
+"      --check-config FILE validate FILE and exit (0: valid)\n"
+"  -n, --dry-run           decide and log every action, write nothing\n"
 "  -l, --listen ADDR:PORT  where to serve: IPv4:PORT or [IPv6]:PORT\n"
 "                          (default " DEFAULT_LISTEN ")\n"
 "  -p, --period SECONDS    aggregation period (default 1; 0.1 to 3600)\n"
@@ -89,6 +111,9 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'f' },
+		{ "check-config", required_argument, NULL, 'C' },
+		{ "dry-run", no_argument, NULL, 'n' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "period", required_argument, NULL, 'p' },
 		{ "class", required_argument, NULL, 'c' },
@@ -104,8 +129,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 	unsigned long v;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "l:p:c:r:vh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "f:nl:p:c:r:vh", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'f':
+			o->config = optarg;
+			break;
+		case 'C':
+			o->check_config = optarg;
+			break;
+		case 'n':
+			o->dry_run = true;
+			break;
 		case 'l':
 			o->listen = optarg;
 			break;
@@ -477,7 +511,13 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 struct daemon {
 	struct options *o;
+	struct koord_config cfg;	/* the file's, with the command line's overrides */
+	struct class_rules rules;	/* command line's first, then the file's */
 	struct cpu_hierarchy hier;
+	struct hierarchies hs;		/* every controller's mount, for the writer */
+	struct journal journal;
+	struct writer writer;
+	struct enforcer *enf;
 	struct collector *col;
 	struct container_table table;
 	struct sample prev, cur;
@@ -501,7 +541,7 @@ static int rescan(struct daemon *d)
 	struct container_table t = {};
 	int err;
 
-	err = container_table_scan(&t, d->hier.root, &d->o->rules, NULL);
+	err = container_table_scan(&t, d->hier.root, &d->rules, NULL);
 	d->last_scan = now_s();
 	if (err) {
 		log_warn("cannot read %s: %s", d->hier.root, strerror(-err));
@@ -558,7 +598,7 @@ static char *api_json(struct daemon *d, const struct window *w, size_t *len)
 	char *out = NULL;
 	const char *s;
 
-	json_object_object_add(doc, "period_s", json_object_new_double(d->o->period));
+	json_object_object_add(doc, "period_s", json_object_new_double(d->cfg.period_s));
 	json_object_object_add(doc, "duration_s", json_object_new_double(w->dur_ns / 1e9));
 	json_object_object_add(hier, "root", json_object_new_string(d->hier.root));
 	json_object_object_add(hier, "version", json_object_new_int(d->hier.version));
@@ -573,9 +613,15 @@ static char *api_json(struct daemon *d, const struct window *w, size_t *len)
 						      w->counters[CNT_HIST_FULL] +
 						      w->counters[CNT_TASK_FULL]));
 	json_object_object_add(doc, "collector", col);
-	for (i = 0; i < n; i++)
-		json_object_array_add(arr, report_container_json(rows[i],
-					container_table_get(&d->table, rows[i]->cgid)));
+	for (i = 0; i < n; i++) {
+		json_object *o = report_container_json(rows[i],
+					container_table_get(&d->table, rows[i]->cgid));
+		json_object *enf = d->enf ? enforcer_container_json(d->enf, rows[i]->cgid) : NULL;
+
+		if (enf)
+			json_object_object_add(o, "enforcement", enf);
+		json_object_array_add(arr, o);
+	}
 	json_object_object_add(doc, "containers", arr);
 	if (!suspects_rank(w, &d->table, &sus)) {
 		json_object_object_add(doc, "suspects", report_suspects_json(&sus, &d->table));
@@ -598,13 +644,38 @@ static char *api_json(struct daemon *d, const struct window *w, size_t *len)
 	return out;
 }
 
+/* The enforcement metrics after the exporter's. */
+static int append_enforcement(struct daemon *d, char **metrics, size_t *mlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int err;
+
+	if (!f) {
+		free(*metrics);
+		return -ENOMEM;
+	}
+	fwrite(*metrics, 1, *mlen, f);
+	err = enforcer_metrics(d->enf, f);
+	if (fclose(f) || err) {
+		free(buf);
+		free(*metrics);
+		return -ENOMEM;
+	}
+	free(*metrics);
+	*metrics = buf;
+	*mlen = len;
+	return 0;
+}
+
 /* One period: sample, window, walk if needed, render. Returns the exposition in *metrics. */
 static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, size_t *alen)
 {
 	struct exporter_info info = {
 		.version = KOORD_BPF_VERSION, .mode = collector_mode(d->col),
 		.cgroup_root = d->hier.root, .cgroup_version = d->hier.version,
-		.period_s = d->o->period, .last_period_s = d->last_work,
+		.period_s = d->cfg.period_s, .last_period_s = d->last_work,
 	};
 	struct window w = {};
 	struct sample tmp;
@@ -619,10 +690,14 @@ static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, si
 	maybe_rescan(d);
 	info.scans = d->scans;
 	err = window_compute(&d->prev, &d->cur, &w);
+	if (!err && d->enf)
+		enforcer_period(d->enf, &w, &d->table, now_s());
 	if (!err)
 		err = exporter_update(&d->exp, &w, &d->cur);
 	if (!err)
 		err = exporter_render(&d->exp, &d->cur, &w, &d->table, &info, metrics, mlen);
+	if (!err && d->enf)
+		err = append_enforcement(d, metrics, mlen);
 	if (!err && api) {
 		*api = api_json(d, &w, alen);
 		if (!*api) {
@@ -669,18 +744,267 @@ static int install_signals(void)
 	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART: poll returns EINTR */
 
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
+	    sigaction(SIGHUP, &sa, NULL))
 		return -errno;
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
 }
 
+/* ---- configuration, journal, writer ---- */
+
+static int rules_append(struct class_rules *dst, const struct class_rules *src)
+{
+	struct class_rule *v;
+	size_t i;
+
+	if (!src->n)
+		return 0;
+	v = realloc(dst->v, (dst->n + src->n) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	dst->v = v;
+	for (i = 0; i < src->n; i++) {
+		v[dst->n].glob = strdup(src->v[i].glob);
+		if (!v[dst->n].glob)
+			return -ENOMEM;
+		v[dst->n++].qos = src->v[i].qos;
+	}
+	return 0;
+}
+
+/* The config file (or the defaults) with the command line's overrides; rules: the line's first. */
+static int load_config(const struct options *o, struct koord_config *c, struct class_rules *rules)
+{
+	char err[512];
+	int r;
+
+	memset(rules, 0, sizeof(*rules));
+	if (o->config) {
+		r = config_load(o->config, c, err, sizeof(err));
+		if (r) {
+			log_err("%s", err);
+			return r;
+		}
+	} else {
+		config_defaults(c);
+	}
+	if (o->listen) {
+		free(c->listen);
+		c->listen = strdup(o->listen);
+	}
+	if (o->period)
+		c->period_s = o->period;
+	r = rules_append(rules, &o->rules);
+	if (!r)
+		r = rules_append(rules, &c->rules);
+	if (r || !c->listen) {
+		log_err("out of memory");
+		class_rules_free(rules);
+		config_free(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Allow writes below each configured root in every hierarchy; again at each
+ * walk, since the kubelet may create its roots after the daemon started.
+ */
+static void writer_roots(struct daemon *d)
+{
+	const char *mounts[] = { d->hs.cpu, d->hs.cpuset, d->hs.freezer, d->hs.memory, d->hs.unified };
+	char path[PATH_MAX];
+	size_t i, j, k;
+	int r;
+
+	for (i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
+		for (j = 0; *mounts[i] && j < d->cfg.ncgroup_roots; j++) {
+			if (snprintf(path, sizeof(path), "%s%s", mounts[i], d->cfg.cgroup_roots[j]) >=
+			    (int)sizeof(path))
+				continue;
+			for (k = 0; k < d->writer.nroots && strcmp(d->writer.roots[k], path); k++)
+				;
+			if (k < d->writer.nroots)
+				continue;
+			r = writer_add_root(&d->writer, path);
+			if (r && r != -ENOENT)
+				log_warn("not writing below %s: %s", path,
+					 r == -ELOOP ? "it is reached through a symlink" : strerror(-r));
+		}
+	}
+}
+
+static int restore_raw(void *ctx, const char *path, const char *value)
+{
+	return writer_raw(ctx, path, value);
+}
+
+/* A journal left by a run that did not stop cleanly: put its values back first. */
+static int replay_journal(struct daemon *d)
+{
+	struct journal j = {};
+	char err[256];
+	int r, left;
+
+	r = journal_load(&j, d->cfg.state_dir, err, sizeof(err));
+	if (r) {
+		log_err("%s/journal: %s; not starting (restore the values by hand or remove the file)",
+			d->cfg.state_dir, r == -EBADMSG ? err : strerror(-r));
+		journal_close(&j);
+		return r;
+	}
+	if (!j.n) {
+		journal_close(&j);
+		return 0;
+	}
+	log_warn("a previous run did not stop cleanly: restoring %zu cgroup values from %s/journal",
+		 j.n, d->cfg.state_dir);
+	left = journal_restore(&j, restore_raw, &d->writer);
+	journal_close(&j);
+	if (left) {
+		log_err("%d values in %s/journal could not be restored (outside cgroupRoots, or unwritable); "
+			"not starting", left, d->cfg.state_dir);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Ready to write: one daemon per state dir, the old journal replayed, a new one open. */
+static int journal_start(struct daemon *d)
+{
+	char path[PATH_MAX];
+	int fd, r;
+
+	if (d->o->dry_run || d->journal.dir)
+		return 0;
+	if (mkdir(d->cfg.state_dir, 0700) && errno != EEXIST) {
+		r = -errno;
+		log_err("cannot create the state dir %s: %s", d->cfg.state_dir, strerror(-r));
+		return r;
+	}
+	snprintf(path, sizeof(path), "%s/lock", d->cfg.state_dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB)) {
+		r = -errno;
+		log_err("%s: %s", path, r == -EWOULDBLOCK ?
+			"another koord-bpf uses this state dir" : strerror(-r));
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	/* held until exit: the lock is the fd */
+	r = replay_journal(d);
+	if (!r)
+		r = journal_open(&d->journal, d->cfg.state_dir);
+	if (r) {
+		if (r != -EIO && r != -EBADMSG)
+			log_err("cannot open the journal in %s: %s", d->cfg.state_dir, strerror(-r));
+		memset(&d->journal, 0, sizeof(d->journal));
+		close(fd);
+		return r;
+	}
+	return 0;
+}
+
+/* Put back every value written; returns how many could not be. */
+static int restore_all(struct daemon *d, const char *why)
+{
+	int left;
+
+	if (d->o->dry_run || !d->journal.dir)
+		return 0;
+	left = writer_restore_all(&d->writer);
+	if (left)
+		log_err("%s: %d cgroup values could not be restored; they stay in %s/journal "
+			"for the next start", why, left, d->cfg.state_dir);
+	else
+		log_info("%s: every cgroup value written is back to its original", why);
+	return left;
+}
+
+/* SIGHUP: a valid file replaces the config; a bad one changes nothing. */
+static void do_reload(struct daemon *d)
+{
+	struct koord_config nc;
+	struct class_rules nr;
+	bool was_on = d->cfg.be.enable;
+	size_t i;
+
+	reload = 0;
+	if (!d->o->config) {
+		log_info("reload: no --config file; nothing to reload");
+		return;
+	}
+	if (load_config(d->o, &nc, &nr)) {
+		log_err("reload failed: keeping the previous configuration");
+		return;
+	}
+	/* these are bound at start */
+	if (strcmp(nc.listen, d->cfg.listen) || strcmp(nc.state_dir, d->cfg.state_dir) ||
+	    nc.ncgroup_roots != d->cfg.ncgroup_roots)
+		log_warn("reload: listen, stateDir and cgroupRoots take effect at the next start");
+	for (i = 0; i < nc.ncgroup_roots; i++)
+		free(nc.cgroup_roots[i]);
+	for (i = 0; i < d->cfg.ncgroup_roots; i++)
+		nc.cgroup_roots[i] = d->cfg.cgroup_roots[i];
+	nc.ncgroup_roots = d->cfg.ncgroup_roots;
+	d->cfg.ncgroup_roots = 0;
+	free(nc.listen);
+	nc.listen = d->cfg.listen;
+	d->cfg.listen = NULL;
+	free(nc.state_dir);
+	nc.state_dir = d->cfg.state_dir;
+	d->cfg.state_dir = NULL;
+	if (nc.be.enable && journal_start(d)) {
+		log_err("reload: cannot journal; enforcement stays off");
+		nc.be.enable = false;
+	}
+	config_free(&d->cfg);
+	d->cfg = nc;
+	class_rules_free(&d->rules);
+	d->rules = nr;
+	if (was_on && !d->cfg.be.enable) {
+		restore_all(d, "enforcement disabled");
+		enforcer_free(d->enf);
+		d->enf = NULL;
+		if (enforcer_new(&d->cfg, &d->hs, &d->writer, &d->enf))
+			log_err("out of memory: enforcement off");
+	} else if (d->enf) {
+		enforcer_set_config(d->enf, &d->cfg);
+	}
+	pthread_mutex_lock(&shared.lock);
+	shared.period = d->cfg.period_s;
+	pthread_mutex_unlock(&shared.lock);
+	rescan(d);
+	log_info("reloaded %s: enforcement %s", d->o->config, d->cfg.be.enable ? "on" : "off");
+}
+
+/* --check-config: 0 when valid. */
+static int check_config(const char *path)
+{
+	struct koord_config c;
+	char err[512];
+
+	if (config_load(path, &c, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	printf("%s: valid; enforcement %s, cpuSuppressPolicy %s, eviction %s\n", path,
+	       c.be.enable ? "on" : "off",
+	       c.be.cpu_suppress_policy == SUPPRESS_CFS_QUOTA ? "cfsQuota" : "cpuset",
+	       !c.eviction.enable ? "off" : c.eviction.backend == EVICT_HOOK ? "hook" : "kill");
+	config_free(&c);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	struct options o = { .listen = DEFAULT_LISTEN, .period = 1, .pmu = PMU_SOURCE_AUTO };
+	struct options o = { .pmu = PMU_SOURCE_AUTO };
 	struct collector_opts copts = {};
 	struct daemon d = { .o = &o, .last_work = -1 };
 	struct MHD_Daemon *mhd = NULL;
+	char jpath[PATH_MAX];
 	sigset_t block, old;
 	int err, lfd = -1;
 	double next;
@@ -691,10 +1015,15 @@ int main(int argc, char **argv)
 	if (!err)
 		err = parse_args(argc, argv, &o);
 	if (err)
-		goto out;
-	shared.period = o.period;
+		return 1;
+	if (o.check_config)
+		return check_config(o.check_config);
+	/* a bad file stops everything here: nothing has been written */
+	if (load_config(&o, &d.cfg, &d.rules))
+		return 1;
+	shared.period = d.cfg.period_s;
 	if (!o.once) {
-		lfd = open_listener(o.listen);
+		lfd = open_listener(d.cfg.listen);
 		if (lfd < 0) {
 			err = lfd;
 			goto out;
@@ -706,7 +1035,29 @@ int main(int argc, char **argv)
 			strerror(-err));
 		goto out;
 	}
-	err = container_table_scan(&d.table, d.hier.root, &o.rules, NULL);
+	err = hierarchies_find(&d.hs);
+	if (err) {
+		log_err("cannot read the cgroup mounts: %s", strerror(-err));
+		goto out;
+	}
+	if (o.cgroup_root) {	/* the hierarchy given wins for the cpu controller */
+		snprintf(d.hs.cpu, sizeof(d.hs.cpu), "%s", d.hier.root);
+		d.hs.cpu_version = d.hier.version;
+	}
+	writer_init(&d.writer, o.dry_run ? NULL : &d.journal, o.dry_run);
+	writer_roots(&d);
+	snprintf(jpath, sizeof(jpath), "%s/journal", d.cfg.state_dir);
+	if (!o.once && (d.cfg.be.enable || !access(jpath, F_OK))) {
+		err = journal_start(&d);
+		if (err)
+			goto out;
+	} else if (o.dry_run && !access(jpath, F_OK)) {
+		log_warn("%s is left from a run that did not stop cleanly; a dry run does not restore it",
+			 jpath);
+	}
+	if (o.dry_run && d.cfg.be.enable)
+		log_info("dry run: actions are decided and logged, nothing is written");
+	err = container_table_scan(&d.table, d.hier.root, &d.rules, NULL);
 	if (err) {
 		log_err("cannot read %s: %s", d.hier.root, strerror(-err));
 		goto out;
@@ -725,11 +1076,13 @@ int main(int argc, char **argv)
 		err = collector_watch_events(d.col, on_event, NULL);
 	if (!err)
 		err = collector_sample(d.col, &d.prev);
+	if (!err && !o.once)
+		err = enforcer_new(&d.cfg, &d.hs, &d.writer, &d.enf);
 	if (err) {
 		log_err("cannot start watching: %s", strerror(-err));
 		goto out;
 	}
-	next = now_s() + o.period;
+	next = now_s() + d.cfg.period_s;
 
 	if (o.once) {
 		char *m = NULL;
@@ -743,10 +1096,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	/* The HTTP thread must not take SIGINT/SIGTERM: they wake the period loop. */
+	/* The HTTP thread must not take SIGINT/SIGTERM/SIGHUP: they wake the period loop. */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG,
 			       0, NULL, NULL, on_request, NULL,
@@ -757,13 +1111,14 @@ int main(int argc, char **argv)
 			       MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!mhd) {
-		log_err("cannot start the HTTP server on %s", o.listen);
+		log_err("cannot start the HTTP server on %s", d.cfg.listen);
 		err = -EIO;
 		goto out;
 	}
 	lfd = -1;	/* MHD closes it */
-	log_info("serving http://%s/metrics, /api/containers, /healthz; period %.3g s, %s, %s (cgroup v%d)",
-		 o.listen, o.period, collector_mode(d.col), d.hier.root, d.hier.version);
+	log_info("serving http://%s/metrics, /api/containers, /healthz; period %.3g s, %s, %s (cgroup v%d); "
+		 "enforcement %s%s", d.cfg.listen, d.cfg.period_s, collector_mode(d.col), d.hier.root,
+		 d.hier.version, d.cfg.be.enable ? "on" : "off", o.dry_run ? " (dry run)" : "");
 
 	while (!stop) {
 		char *m, *a;
@@ -773,9 +1128,11 @@ int main(int argc, char **argv)
 		sleep_until(d.col, next);
 		if (stop)
 			break;
-		next += o.period;
+		if (reload)
+			do_reload(&d);
+		next += d.cfg.period_s;
 		if (next < now_s())	/* fell behind: skip, do not burst */
-			next = now_s() + o.period;
+			next = now_s() + d.cfg.period_s;
 		if (period(&d, &m, &mlen, &a, &alen))
 			continue;	/* keep serving the last good period */
 		bm = body_new(m, mlen);
@@ -795,6 +1152,13 @@ out:
 	if (lfd >= 0)
 		close(lfd);
 	publish(NULL, NULL, 0);
+	/* the values go back before anything else can fail */
+	if (restore_all(&d, "stopping"))
+		err = -EIO;
+	enforcer_free(d.enf);
+	writer_free(&d.writer);
+	if (d.journal.dir)
+		journal_close(&d.journal);
 	collector_close(d.col);
 	exporter_free(&d.exp);
 	sample_free(&d.prev);
@@ -802,5 +1166,7 @@ out:
 	free(d.unresolved);
 	container_table_free(&d.table);
 	class_rules_free(&o.rules);
+	class_rules_free(&d.rules);
+	config_free(&d.cfg);
 	return err ? 1 : 0;
 }

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The enforcer's state, shared by its actions (act_*.c); not a public interface. */
+#ifndef KOORD_ACT_H
+#define KOORD_ACT_H
+
+#include "detect.h"
+#include "effect.h"
+#include "enforce.h"
+#include "suppress.h"
+#include "throttle.h"
+
+enum act_kind { ACT_WAKEUP, ACT_SUPPRESS, ACT_TARGET, ACT_KIND_NR };
+
+#define ACT_RING	64	/* windows of online waits kept as the baseline of an action */
+#define BE_SAMPLES_MAX	3600
+
+enum target_method { TGT_NONE, TGT_CPUSET, TGT_QUOTA };
+
+/* A culprit being acted on. */
+struct target {
+	__u64 cgid;
+	char *path;			/* relative to the hierarchies */
+	enum target_method method;	/* the newest action on it */
+	bool cpuset_on, quota_on;
+	bool cpuset_failed;		/* its cpuset made victims worse: quota only */
+	struct throttle_state th;
+	int quiet;			/* windows without hurting, for the cpuset */
+	double hold_until;		/* no new action before (after a rollback) */
+	double since;
+	__u64 victim;
+	bool seen;			/* still in the table this period */
+};
+
+struct enforcer {
+	const struct koord_config *c;
+	const struct hierarchies *h;
+	struct writer *w;
+	struct cpu_topo topo;
+	double capacity;		/* online CPUs */
+	struct detector det;
+	struct effect eff;
+	struct waits ring[ACT_RING];	/* all online containers' waits of the last windows */
+	int ring_n, ring_next;
+	double hold_until[ACT_KIND_NR];
+	double now, dt;
+	char **roots;			/* BE roots: besteffort QoS levels and YARN trees */
+	size_t nroots;
+	struct smoother sm_node, sm_pods, sm_non_be;
+	double be_used;			/* cores, last window */
+	bool suppressing;
+	struct target *tg;
+	size_t ntg;
+	struct evict_rate rate;
+	struct be_cpu_sample be[BE_SAMPLES_MAX];
+	size_t nbe;
+	struct enforce_stats st;
+};
+
+/* MOUNT + REL + "/" + FILE into @buf; -ENAMETOOLONG when it does not fit, -ENOENT without a mount. */
+int act_path(char *buf, size_t len, const char *mount, const char *rel, const char *file);
+/* May a new action of @kind start now (nothing being measured, not held off)? */
+bool act_can_start(const struct enforcer *e, enum act_kind kind);
+/* Start measuring an action just taken (victims: the detector's, or all online). */
+void act_begin(struct enforcer *e, enum act_kind kind, __u64 target, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Put @path's journaled original back; 0 when nothing was journaled. */
+int act_restore(struct enforcer *e, const char *path);
+/* @rel's CFS quota in µs per CFS_PERIOD_US (-1: none), from cpu.cfs_quota_us/period or cpu.max. */
+int act_quota_read(struct enforcer *e, const char *rel, long *quota_us);
+/* Set it (-1: none); the file's own period is kept. 0, 1 when unchanged, or -errno. */
+int act_quota_write(struct enforcer *e, const char *rel, long quota_us);
+/* The quota file of @rel: the one a rollback or release restores. */
+int act_quota_path(const struct enforcer *e, const char *rel, char *path, size_t len);
+/* A container's CPU use in the window, in cores. */
+double act_used_cores(const struct window *w, __u64 cgid);
+
+void act_wakeup(struct enforcer *e, const struct container_table *t);
+void act_wakeup_rollback(struct enforcer *e);
+void act_suppress(struct enforcer *e, const struct window *w, const struct container_table *t);
+void act_suppress_rollback(struct enforcer *e, const struct container_table *t);
+void act_target(struct enforcer *e, const struct window *w, const struct container_table *t);
+void act_target_rollback(struct enforcer *e, __u64 cgid);
+void act_target_free(struct enforcer *e);
+void act_evict(struct enforcer *e, const struct window *w, const struct container_table *t);
+
+#endif

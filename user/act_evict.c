@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Action 3, eviction, the last resort, at most one per period and within the
+ * rate limit: a culprit still hurting victims at its throttle floor for long
+ * enough, node memory above memoryEvictThresholdPercent (BE by priority then
+ * memory used), BE CPU satisfaction too low (Koordinator's BECPUEvict: BE by
+ * priority then used/request). Candidates are BE pods and YARN containers
+ * (one task at a time).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "act.h"
+#include "evict.h"
+#include "log.h"
+
+#define HOOK_TIMEOUT_S	30
+
+static bool candidate(const struct container *ct)
+{
+	return (ct->ident.kind == CG_POD && ct->ident.qos == KC_BE) || ct->ident.kind == CG_YARN;
+}
+
+static unsigned long long read_ull(struct enforcer *e, const char *mount, const char *rel,
+				   const char *file)
+{
+	char path[PATH_MAX], buf[64];
+
+	if (act_path(path, sizeof(path), mount, rel, file) || writer_read(e->w, path, buf, sizeof(buf)))
+		return 0;
+	return strtoull(buf, NULL, 10);
+}
+
+/* A pod's BE request in cores, from the cpu.shares Koordinator sets from batch-cpu. */
+static double request_cores(struct enforcer *e, const char *rel)
+{
+	unsigned long long s;
+
+	if (e->h->cpu_version == 2) {
+		s = read_ull(e, e->h->cpu, rel, "cpu.weight");
+		s = s ? (s - 1) * 262142 / 9999 + 2 : 0;
+	} else {
+		s = read_ull(e, e->h->cpu, rel, "cpu.shares");
+	}
+	return s > 2 ? s / 1024.0 : 0;
+}
+
+/* Is cgroup @x candidate @c, or inside it (a pod's containers)? */
+static bool belongs(const char *x, const char *c)
+{
+	size_t n = strlen(c);
+
+	return !strncmp(x, c, n) && (x[n] == '/' || !x[n]);
+}
+
+static const struct container *by_path(const struct container_table *t, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (!strcmp(t->v[i].path, path))
+			return &t->v[i];
+	return NULL;
+}
+
+/* BE pods and YARN containers with their use; tasks are charged to their own (leaf) cgroup. */
+static struct evict_candidate *candidates(struct enforcer *e, const struct window *w,
+					  const struct container_table *t, size_t *n)
+{
+	const char *mem = e->h->memory_version == 2 ? e->h->unified : e->h->memory;
+	struct evict_candidate *v = calloc(t->n ? t->n : 1, sizeof(*v));
+	const struct container *x;
+	size_t i, j;
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (i = 0; i < t->n; i++) {
+		if (!candidate(&t->v[i]))
+			continue;
+		v[(*n)++] = (struct evict_candidate){
+			.path = t->v[i].path,
+			.cpu_request = request_cores(e, t->v[i].path),
+			.mem_used = read_ull(e, mem, t->v[i].path,
+					     e->h->memory_version == 2 ? "memory.current" :
+					     "memory.usage_in_bytes"),
+		};
+	}
+	for (i = 0; i < w->n && *n; i++) {
+		x = container_table_get(t, w->v[i].cgid);
+		for (j = 0; x && j < *n; j++)
+			if (belongs(x->path, v[j].path))
+				v[j].cpu_used += (double)w->v[i].cpu_ns / w->dur_ns;
+	}
+	return v;
+}
+
+static void evict_one(struct enforcer *e, const struct container *ct, enum evict_reason reason,
+		      const char *why)
+{
+	struct evict_target t;
+	int r;
+
+	if (!ct)
+		return;
+	t = (struct evict_target){ .path = ct->path, .pod_uid = ct->ident.pod_uid,
+				   .container_id = ct->ident.container_id, .qos = ct->ident.qos,
+				   .reason = reason };
+	evict_rate_note(&e->rate, e->now);
+	if (e->w->dry_run) {
+		log_warn("would evict %s (%s): %s", ct->path, evict_reason_name(reason), why);
+		return;
+	}
+	if (e->c->eviction.backend == EVICT_HOOK)
+		r = evict_hook(e->c->eviction.hook, &t, HOOK_TIMEOUT_S);
+	else
+		r = evict_kill(e->w, e->h, &t);
+	if (r == -ENOENT) {
+		log_debug("evict %s: already gone", ct->path);
+		return;
+	}
+	if (r < 0 || (e->c->eviction.backend == EVICT_HOOK && r != 0)) {
+		e->st.eviction_failures_total++;
+		log_warn("evicting %s (%s) failed: %s", ct->path, evict_reason_name(reason),
+			 r < 0 ? strerror(-r) : "the hook exited non-zero");
+		return;
+	}
+	e->st.evictions_total[reason]++;
+	log_warn("evicted %s (%s): %s", ct->path, evict_reason_name(reason), why);
+}
+
+static bool evict_culprit(struct enforcer *e, const struct container_table *t)
+{
+	char why[160];
+	size_t i;
+
+	for (i = 0; i < e->ntg; i++) {
+		struct target *tg = &e->tg[i];
+
+		if (!tg->quota_on || tg->th.at_floor_s < e->c->eviction.culprit_at_floor_s)
+			continue;
+		snprintf(why, sizeof(why), "still hurting online work after %.0f s at its %.2f-core floor",
+			 tg->th.at_floor_s, tg->th.limit_cores);
+		evict_one(e, container_table_get(t, tg->cgid), EVICT_CULPRIT, why);
+		tg->th.at_floor_s = 0;
+		return true;
+	}
+	return false;
+}
+
+static bool evict_memory(struct enforcer *e, const struct container_table *t,
+			 struct evict_candidate *v, size_t n)
+{
+	unsigned long long total, avail, release;
+	char buf[8192], why[160];
+	ssize_t len;
+	int fd;
+
+	fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return false;
+	buf[len] = '\0';
+	if (meminfo_parse(buf, &total, &avail) || !(release = memory_release(&e->c->be, total, avail)) ||
+	    !n)
+		return false;
+	evict_order_memory(v, n);
+	snprintf(why, sizeof(why), "node memory %.1f%% used >= %d%%; %.0f MiB to release, it uses %.0f MiB",
+		 100.0 * (total - avail) / total, e->c->be.memory_evict_threshold_percent,
+		 release / 1048576.0, v[0].mem_used / 1048576.0);
+	evict_one(e, by_path(t, v[0].path), EVICT_MEMORY, why);
+	return true;
+}
+
+/* Koordinator's BECPUEvict, over the samples of cpuEvictTimeWindowSeconds. */
+static bool evict_be_cpu(struct enforcer *e, const struct container_table *t,
+			 struct evict_candidate *v, size_t n)
+{
+	double window = e->c->be.cpu_evict_time_window_seconds > 0 ?
+			e->c->be.cpu_evict_time_window_seconds : e->dt;
+	const struct be_cpu_sample *s = &e->be[e->nbe - 1];
+	double release;
+	char why[200];
+
+	release = be_cpu_release(&e->c->be, e->be, e->nbe, e->dt, window);
+	if (release <= 0 || !n)
+		return false;
+	evict_order_cpu(v, n);
+	snprintf(why, sizeof(why), "BE satisfaction %.0f%% (limit %.2f of %.2f requested cores, %.0f%% used); "
+		 "%.2f cores to release", 100 * s->limit / s->request, s->limit, s->request,
+		 100 * s->usage / s->limit, release);
+	evict_one(e, by_path(t, v[0].path), EVICT_BE_CPU, why);
+	return true;
+}
+
+/* This period's BE usage, real limit and requests, kept over the eviction window. */
+static void be_sample(struct enforcer *e, const struct evict_candidate *v, size_t n)
+{
+	double window = e->c->be.cpu_evict_time_window_seconds > 0 ?
+			e->c->be.cpu_evict_time_window_seconds : e->dt;
+	struct be_cpu_sample s = { .usage = e->be_used, .limit = e->capacity };
+	size_t i;
+
+	if (e->st.be_quota_us >= 0 && e->st.be_quota_us / (double)CFS_PERIOD_US < s.limit)
+		s.limit = e->st.be_quota_us / (double)CFS_PERIOD_US;
+	if (e->st.be_cpuset_cpus > 0 && e->st.be_cpuset_cpus < s.limit)
+		s.limit = e->st.be_cpuset_cpus;
+	for (i = 0; i < n; i++)
+		s.request += v[i].cpu_request;
+	while (e->nbe && (e->nbe == BE_SAMPLES_MAX || (e->nbe + 1) * e->dt > window + 1e-6))
+		memmove(e->be, e->be + 1, --e->nbe * sizeof(*e->be));
+	e->be[e->nbe++] = s;
+}
+
+void act_evict(struct enforcer *e, const struct window *w, const struct container_table *t)
+{
+	struct evict_candidate *v;
+	size_t n;
+
+	v = candidates(e, w, t, &n);
+	if (!v)
+		return;
+	be_sample(e, v, n);
+	if (evict_rate_allows(&e->rate, e->c, e->now) && !evict_culprit(e, t) &&
+	    !evict_memory(e, t, v, n))
+		evict_be_cpu(e, t, v, n);
+	free(v);
+}

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Action 1, BE CPU suppression (Koordinator's cpusuppress): every period BE
+ * may use capacity x threshold - non-BE used - max(system used, reserved),
+ * from usage smoothed over a few windows, written as a CFS quota on the BE
+ * roots (cfsQuota) or as a smaller BE cpuset (cpuset). Going from no limit to
+ * a limit is an action measured for its effect; later adjustments are not.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include "act.h"
+#include "log.h"
+
+static void measure(struct enforcer *e, const struct window *w, const struct container_table *t,
+		    struct suppress_input *in)
+{
+	double node = 0, pods = 0, non_be = 0, be = 0, cores;
+	const struct container *ct;
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		cores = (double)w->v[i].cpu_ns / w->dur_ns;
+		node += cores;
+		ct = container_table_get(t, w->v[i].cgid);
+		if (!ct)
+			continue;
+		if (KC_IS_ONLINE(ct->ident.qos)) {
+			pods += cores;
+			non_be += cores;
+		} else if (ct->ident.qos == KC_BE) {
+			pods += cores;
+			be += cores;
+		}
+	}
+	e->be_used = be;
+	*in = (struct suppress_input){
+		.capacity_cores = e->capacity,
+		.node_used = smoother_push(&e->sm_node, node),
+		.pods_used = smoother_push(&e->sm_pods, pods),
+		.non_be_used = smoother_push(&e->sm_non_be, non_be),
+		.reserved_cores = e->c->reserved_cpus,
+	};
+}
+
+static void by_quota(struct enforcer *e, double allowed)
+{
+	long cur, next;
+	size_t i;
+	int r;
+
+	for (i = 0; i < e->nroots; i++) {
+		if (act_quota_read(e, e->roots[i], &cur))
+			continue;
+		next = suppress_next_quota(cur, allowed, e->capacity);
+		if (next == cur)
+			continue;
+		if (!e->suppressing && !act_can_start(e, ACT_SUPPRESS))
+			return;		/* another action is being measured: next period */
+		r = act_quota_write(e, e->roots[i], next);
+		if (r < 0)
+			continue;
+		e->st.be_quota_us = next;
+		if (!e->suppressing) {
+			e->suppressing = true;
+			act_begin(e, ACT_SUPPRESS, 0, "BE quota %.2f cores on %s",
+				  next / (double)CFS_PERIOD_US, e->roots[i]);
+		}
+	}
+}
+
+static int cpuset_file(const struct enforcer *e, const char *rel, char *path, size_t len)
+{
+	const char *mount = e->h->cpuset_version == 2 ? e->h->unified : e->h->cpuset;
+
+	return act_path(path, len, mount, rel, "cpuset.cpus");
+}
+
+static int cmp_depth(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	int dx = 0, dy = 0;
+
+	for (; *x; x++)
+		dx += *x == '/';
+	for (; *y; y++)
+		dy += *y == '/';
+	return dx - dy;
+}
+
+/* Is @rel a culprit whose own cpuset the targeted action keeps? */
+static bool targeted(const struct enforcer *e, const char *rel)
+{
+	size_t i;
+
+	for (i = 0; i < e->ntg; i++)
+		if (e->tg[i].cpuset_on && !strcmp(e->tg[i].path, rel))
+			return true;
+	return false;
+}
+
+/* @root and the cgroups below it (but targeted culprits when @keep_targets), shallowest first. */
+static const char **subtree(const struct enforcer *e, const struct container_table *t,
+			    const char *root, bool keep_targets, size_t *n)
+{
+	size_t i, len = strlen(root);
+	const char **v = malloc((t->n + 1) * sizeof(*v));
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	v[(*n)++] = root;
+	for (i = 0; i < t->n; i++)
+		if (!strncmp(t->v[i].path, root, len) && t->v[i].path[len] == '/' &&
+		    !(keep_targets && targeted(e, t->v[i].path)))
+			v[(*n)++] = t->v[i].path;
+	qsort(v, *n, sizeof(*v), cmp_depth);
+	return v;
+}
+
+/*
+ * Write @set to @root and every cgroup below it: parents first when the set
+ * grows, children first when it shrinks (a child must stay within its parent).
+ */
+static void write_tree(struct enforcer *e, const struct container_table *t, const char *root,
+		       const char *set, bool grow)
+{
+	char path[PATH_MAX];
+	size_t i, n;
+	const char **v = subtree(e, t, root, true, &n);
+
+	for (i = 0; v && i < n; i++) {
+		const char *rel = v[grow ? i : n - 1 - i];
+
+		if (!cpuset_file(e, rel, path, sizeof(path)))
+			writer_set(e->w, path, set);
+	}
+	free(v);
+}
+
+static void by_cpuset(struct enforcer *e, const struct container_table *t, double allowed)
+{
+	char path[PATH_MAX], buf[1024];
+	cpu_set_t cur, next;
+	int ncur, n;
+	size_t i;
+
+	for (i = 0; i < e->nroots; i++) {
+		if (cpuset_file(e, e->roots[i], path, sizeof(path)) ||
+		    writer_read(e->w, path, buf, sizeof(buf)) || cpuset_parse(buf, &cur))
+			continue;
+		ncur = CPU_COUNT(&cur);
+		n = suppress_next_cpuset_size(ncur, allowed, e->capacity);
+		if (n == ncur)
+			continue;
+		if (!e->suppressing && !act_can_start(e, ACT_SUPPRESS))
+			return;
+		cpuset_choose(&e->topo, &e->topo.online, n, &next);
+		if (cpuset_format(&next, buf, sizeof(buf)) < 0)
+			continue;
+		write_tree(e, t, e->roots[i], buf, n > ncur);
+		e->st.be_cpuset_cpus = n;
+		if (!e->suppressing) {
+			e->suppressing = true;
+			act_begin(e, ACT_SUPPRESS, 0, "BE cpuset %s (%d CPUs) on %s", buf, n,
+				  e->roots[i]);
+		}
+	}
+}
+
+void act_suppress(struct enforcer *e, const struct window *w, const struct container_table *t)
+{
+	struct suppress_input in;
+
+	measure(e, w, t, &in);
+	if (e->now < e->hold_until[ACT_SUPPRESS] || !e->nroots)
+		return;
+	e->st.be_allowed_cores = suppress_be_allowed(&e->c->be, &in);
+	if (e->c->be.cpu_suppress_policy == SUPPRESS_CFS_QUOTA)
+		by_quota(e, e->st.be_allowed_cores);
+	else
+		by_cpuset(e, t, e->st.be_allowed_cores);
+}
+
+void act_suppress_rollback(struct enforcer *e, const struct container_table *t)
+{
+	char path[PATH_MAX];
+	const char **v;
+	size_t i, j, n;
+
+	for (i = 0; i < e->nroots; i++) {
+		if (!act_quota_path(e, e->roots[i], path, sizeof(path)))
+			act_restore(e, path);
+		v = subtree(e, t, e->roots[i], false, &n);	/* widen parents first */
+		for (j = 0; v && j < n; j++)
+			if (!cpuset_file(e, v[j], path, sizeof(path)))
+				act_restore(e, path);
+		free(v);
+	}
+	e->suppressing = false;
+	e->st.be_quota_us = -1;
+	e->st.be_cpuset_cpus = 0;
+}

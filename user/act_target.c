@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Action 2, targeted: the culprits that keep hurting victims are first kept
+ * off the victims' CPUs with a cpuset (where the cpuset hierarchy holds
+ * them), and, if that made things worse, cannot be done, or they still hurt
+ * once it was measured, their CFS quota is cut multiplicatively and
+ * recovered additively (throttle.c). Each first step is measured and rolled
+ * back when the victims got worse.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include "act.h"
+#include "log.h"
+
+static int cpuset_file(const struct enforcer *e, const char *rel, char *path, size_t len)
+{
+	return act_path(path, len, e->h->cpuset_version == 2 ? e->h->unified : e->h->cpuset, rel,
+			"cpuset.cpus");
+}
+
+static struct target *target_get(struct enforcer *e, const struct culprit *c,
+				 const struct container_table *t)
+{
+	const struct container *ct = container_table_get(t, c->cgid);
+	struct target *v;
+	size_t i;
+
+	for (i = 0; i < e->ntg; i++)
+		if (e->tg[i].cgid == c->cgid)
+			return &e->tg[i];
+	if (!ct)
+		return NULL;
+	v = realloc(e->tg, (e->ntg + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	e->tg = v;
+	v = &e->tg[e->ntg];
+	*v = (struct target){ .cgid = c->cgid, .path = strdup(ct->path), .since = e->now,
+			      .victim = c->victim };
+	if (!v->path)
+		return NULL;
+	e->ntg++;
+	return v;
+}
+
+/* The CPUs where @victim waited behind BE work in @w. */
+static void victim_cpus(const struct window *w, __u64 victim, cpu_set_t *out)
+{
+	size_t i;
+
+	CPU_ZERO(out);
+	for (i = 0; i < w->npc; i++)
+		if (w->pc[i].cgid == victim && w->pc[i].steal_be_ns && w->pc[i].cpu < CPU_SETSIZE)
+			CPU_SET(w->pc[i].cpu, out);
+}
+
+/* Keep @tg off its victim's CPUs; -ENOENT when no cpuset holds it, -ENOSPC when nothing is left. */
+static int cpuset_apply(struct enforcer *e, const struct window *w, struct target *tg)
+{
+	char path[PATH_MAX], buf[1024];
+	cpu_set_t cur, vic, keep;
+	int err;
+
+	err = cpuset_file(e, tg->path, path, sizeof(path));
+	if (!err)
+		err = writer_read(e->w, path, buf, sizeof(buf));
+	if (!err)
+		err = cpuset_parse(buf, &cur);
+	if (err)
+		return err;
+	victim_cpus(w, tg->victim, &vic);
+	CPU_XOR(&keep, &cur, &vic);
+	CPU_AND(&keep, &keep, &cur);
+	if (!CPU_COUNT(&vic) || !CPU_COUNT(&keep))
+		return -ENOSPC;
+	if (cpuset_format(&keep, buf, sizeof(buf)) < 0)
+		return -ENAMETOOLONG;
+	err = writer_set(e->w, path, buf);
+	if (err < 0)
+		return err;
+	act_begin(e, ACT_TARGET, tg->cgid, "culprit %s kept on CPUs %s, off its victims' CPUs",
+		  tg->path, buf);
+	return 0;
+}
+
+static void cpuset_release(struct enforcer *e, struct target *tg)
+{
+	char path[PATH_MAX];
+
+	if (!cpuset_file(e, tg->path, path, sizeof(path)))
+		act_restore(e, path);
+	tg->cpuset_on = false;
+}
+
+static void quota_release(struct enforcer *e, struct target *tg)
+{
+	char path[PATH_MAX];
+
+	if (!act_quota_path(e, tg->path, path, sizeof(path)))
+		act_restore(e, path);
+	tg->quota_on = false;
+	tg->th = (struct throttle_state){};
+}
+
+/* AIMD on the quota; the first cut is an action measured for its effect. */
+static void quota_step(struct enforcer *e, const struct window *w, struct target *tg, bool hurting)
+{
+	struct throttle_state next = tg->th;
+	enum throttle_step step;
+	long q;
+
+	if (!tg->quota_on && (!hurting || !act_can_start(e, ACT_TARGET)))
+		return;
+	step = throttle_update(&next, e->c, hurting, act_used_cores(w, tg->cgid), e->capacity, e->dt);
+	if (step == TH_RELEASE) {
+		quota_release(e, tg);
+		e->st.throttle_releases_total++;
+		log_info("culprit %s: quiet for %d windows, quota released", tg->path,
+			 e->c->throttle.quiet_windows);
+		return;
+	}
+	tg->th = next;
+	if (step == TH_NONE)
+		return;
+	q = tg->th.limit_cores * CFS_PERIOD_US;
+	if (act_quota_write(e, tg->path, q < 1000 ? 1000 : q) < 0)
+		return;
+	if (step == TH_CUT)
+		e->st.throttle_cuts_total++;
+	else
+		e->st.throttle_recoveries_total++;
+	tg->method = TGT_QUOTA;
+	if (!tg->quota_on) {
+		tg->quota_on = true;
+		act_begin(e, ACT_TARGET, tg->cgid, "culprit %s quota %.2f cores", tg->path,
+			  tg->th.limit_cores);
+	} else {
+		log_info("culprit %s quota %.2f cores (%s)", tg->path, tg->th.limit_cores,
+			 step == TH_CUT ? "still hurting: cut" : "quiet: recover");
+	}
+}
+
+static void step_one(struct enforcer *e, const struct window *w, struct target *tg, bool hurting)
+{
+	int err;
+
+	if (e->now < tg->hold_until)
+		return;
+	if (hurting && !tg->cpuset_on && !tg->cpuset_failed && !tg->quota_on &&
+	    act_can_start(e, ACT_TARGET)) {
+		err = cpuset_apply(e, w, tg);
+		if (!err) {
+			tg->cpuset_on = true;
+			tg->method = TGT_CPUSET;
+			tg->quiet = 0;
+			return;
+		}
+		log_debug("culprit %s: no cpuset action (%s): quota", tg->path, strerror(-err));
+		tg->cpuset_failed = true;
+	}
+	if (tg->cpuset_on) {
+		tg->quiet = hurting ? 0 : tg->quiet + 1;
+		if (e->eff.pending && e->eff.target == tg->cgid)
+			return;		/* let the cpuset be measured first */
+		if (!tg->quota_on && tg->quiet >= e->c->throttle.quiet_windows) {
+			cpuset_release(e, tg);
+			log_info("culprit %s: quiet for %d windows, cpuset released", tg->path,
+				 tg->quiet);
+			return;
+		}
+	}
+	quota_step(e, w, tg, hurting);
+}
+
+void act_target(struct enforcer *e, const struct window *w, const struct container_table *t)
+{
+	struct culprit cul[64];
+	size_t i, j, n, max = e->c->throttle.max_culprits;
+	bool hurting;
+
+	n = detect_culprits(&e->det, w, t, e->c, cul, max < 64 ? max : 64);
+	for (i = 0; i < n; i++)
+		target_get(e, &cul[i], t);
+	for (i = 0; i < e->ntg;) {
+		struct target *tg = &e->tg[i];
+
+		if (!container_table_get(t, tg->cgid)) {	/* exited: nothing to undo */
+			log_debug("culprit %s is gone", tg->path);
+			goto drop;
+		}
+		for (hurting = false, j = 0; j < n && !hurting; j++)
+			hurting = cul[j].cgid == tg->cgid;
+		step_one(e, w, tg, hurting);
+		if (tg->cpuset_on || tg->quota_on || e->now < tg->hold_until) {
+			i++;
+			continue;
+		}
+drop:
+		free(tg->path);
+		e->tg[i] = e->tg[--e->ntg];
+	}
+	for (e->st.throttled = 0, i = 0; i < e->ntg; i++)
+		e->st.throttled += e->tg[i].cpuset_on || e->tg[i].quota_on;
+}
+
+void act_target_rollback(struct enforcer *e, __u64 cgid)
+{
+	size_t i;
+
+	for (i = 0; i < e->ntg; i++) {
+		struct target *tg = &e->tg[i];
+
+		if (tg->cgid != cgid)
+			continue;
+		if (tg->method == TGT_CPUSET && tg->cpuset_on) {
+			cpuset_release(e, tg);
+			tg->cpuset_failed = true;	/* the quota is next */
+		} else if (tg->quota_on) {
+			quota_release(e, tg);
+			tg->hold_until = e->now + e->c->effect.hold_off_s;
+		}
+	}
+}
+
+void act_target_free(struct enforcer *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->ntg; i++)
+		free(e->tg[i].path);
+	free(e->tg);
+	e->tg = NULL;
+	e->ntg = 0;
+}

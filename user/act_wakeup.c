@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Action 0, BE wake-up priority: the BE roots become SCHED_IDLE groups
+ * (cpu.idle = 1, kernel >= 5.15), so an online task that wakes preempts BE
+ * work at once. Without cpu.idle, the lowest weight is the next best thing
+ * (cpu.shares 2 on v1, cpu.weight 1 on v2).
+ */
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+#include "act.h"
+#include "log.h"
+
+/* The file and value that give @rel the lowest wake-up priority. */
+static int idle_setting(const struct enforcer *e, const char *rel, char *path, size_t len,
+			const char **value)
+{
+	int err = act_path(path, len, e->h->cpu, rel, "cpu.idle");
+
+	if (err)
+		return err;
+	*value = "1";
+	if (!access(path, F_OK))
+		return 0;
+	*value = e->h->cpu_version == 2 ? "1" : "2";
+	return act_path(path, len, e->h->cpu, rel, e->h->cpu_version == 2 ? "cpu.weight" : "cpu.shares");
+}
+
+void act_wakeup(struct enforcer *e, const struct container_table *t)
+{
+	char path[PATH_MAX], changed[256] = "";
+	const char *value;
+	size_t i, n = 0;
+	int r;
+
+	if (e->w->dry_run && e->st.wakeup_priority)
+		return;		/* decided and logged once; nothing changes in a dry run */
+	for (i = 0; i < e->nroots; i++) {
+		if (idle_setting(e, e->roots[i], path, sizeof(path), &value))
+			continue;
+		if (!act_can_start(e, ACT_WAKEUP)) {
+			char cur[64];
+
+			/* only already in place counts while another action is measured */
+			if (!writer_read(e->w, path, cur, sizeof(cur)) && !strcmp(cur, value))
+				n++;
+			continue;
+		}
+		r = writer_set(e->w, path, value);
+		if (r == 0 && strlen(changed) + strlen(e->roots[i]) + 2 < sizeof(changed))
+			strcat(strcat(changed, changed[0] ? " " : ""), e->roots[i]);
+		n += r >= 0;
+	}
+	e->st.wakeup_priority = e->nroots && n == e->nroots;
+	if (changed[0])
+		act_begin(e, ACT_WAKEUP, 0, "BE wake-up priority (SCHED_IDLE group) on %s", changed);
+}
+
+void act_wakeup_rollback(struct enforcer *e)
+{
+	char path[PATH_MAX];
+	const char *value;
+	size_t i;
+
+	for (i = 0; i < e->nroots; i++)
+		if (!idle_setting(e, e->roots[i], path, sizeof(path), &value))
+			act_restore(e, path);
+	e->st.wakeup_priority = false;
+}

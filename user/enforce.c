@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The enforcer's period: measure, judge the action being measured, then act
+ * in escalating order. One action is measured at a time, so that each
+ * verdict is about one change; a new action waits until the last one is
+ * judged (adjustments of an action already in place do not wait).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "act.h"
+#include "log.h"
+
+int act_path(char *buf, size_t len, const char *mount, const char *rel, const char *file)
+{
+	int n;
+
+	if (!mount || !*mount)
+		return -ENOENT;
+	if (!strcmp(rel, "/"))
+		rel = "";
+	n = snprintf(buf, len, "%s%s%s%s", mount, rel, file ? "/" : "", file ? file : "");
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+bool act_can_start(const struct enforcer *e, enum act_kind kind)
+{
+	return !e->eff.pending && e->now >= e->hold_until[kind];
+}
+
+/* The baseline: the victims' waits over their streaks, or all online over the last windows. */
+static void baseline(const struct enforcer *e, __u64 *victims, size_t *nvictims,
+		     struct waits *before)
+{
+	int i, k = e->c->effect.windows;
+	size_t j;
+
+	memset(before, 0, sizeof(*before));
+	*nvictims = 0;
+	for (j = 0; j < e->det.n && *nvictims < EFFECT_VICTIMS; j++) {
+		if (!detect_is_victim(&e->det.v[j], e->c) || !e->det.v[j].acc)
+			continue;
+		victims[(*nvictims)++] = e->det.v[j].cgid;
+		waits_merge(before, e->det.v[j].acc);
+	}
+	if (*nvictims)
+		return;
+	for (i = 0; i < k && i < e->ring_n; i++)
+		waits_merge(before, &e->ring[(e->ring_next - 1 - i + ACT_RING) % ACT_RING]);
+}
+
+void act_begin(struct enforcer *e, enum act_kind kind, __u64 target, const char *fmt, ...)
+{
+	__u64 victims[EFFECT_VICTIMS];
+	struct waits *before = malloc(sizeof(*before));
+	char what[160];
+	size_t nv;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	e->st.actions_total++;
+	if (!before)
+		return;		/* acts unmeasured rather than not at all */
+	baseline(e, victims, &nv, before);
+	effect_begin(&e->eff, what, kind, target, victims, nv, before, e->c->effect.windows);
+	free(before);
+	log_info("action: %s; measuring its effect over %d windows", what, e->c->effect.windows);
+}
+
+int act_restore(struct enforcer *e, const char *path)
+{
+	const char *orig = e->w->journal ? journal_original(e->w->journal, path) : NULL;
+	int r;
+
+	if (!orig)
+		return 0;
+	r = writer_set(e->w, path, orig);
+	return r == 1 ? 0 : r;
+}
+
+int act_quota_path(const struct enforcer *e, const char *rel, char *path, size_t len)
+{
+	return act_path(path, len, e->h->cpu, rel,
+			e->h->cpu_version == 2 ? "cpu.max" : "cpu.cfs_quota_us");
+}
+
+/* The CFS period of @rel in µs (v1 cpu.cfs_period_us, v2 the second field of cpu.max). */
+static long quota_period(struct enforcer *e, const char *rel, const char *max_line)
+{
+	char path[PATH_MAX], buf[64];
+	long p = 0;
+
+	if (max_line)
+		sscanf(max_line, "%*s %ld", &p);
+	else if (!act_path(path, sizeof(path), e->h->cpu, rel, "cpu.cfs_period_us") &&
+		 !writer_read(e->w, path, buf, sizeof(buf)))
+		p = strtol(buf, NULL, 10);
+	return p > 0 ? p : CFS_PERIOD_US;
+}
+
+int act_quota_read(struct enforcer *e, const char *rel, long *quota_us)
+{
+	char path[PATH_MAX], buf[64];
+	bool v2 = e->h->cpu_version == 2;
+	long q;
+	int err;
+
+	err = act_quota_path(e, rel, path, sizeof(path));
+	if (!err)
+		err = writer_read(e->w, path, buf, sizeof(buf));
+	if (err)
+		return err;
+	if (v2 && !strncmp(buf, "max", 3)) {
+		*quota_us = -1;
+		return 0;
+	}
+	q = strtol(buf, NULL, 10);
+	*quota_us = q < 0 ? -1 : q * CFS_PERIOD_US / quota_period(e, rel, v2 ? buf : NULL);
+	return 0;
+}
+
+int act_quota_write(struct enforcer *e, const char *rel, long quota_us)
+{
+	char path[PATH_MAX], buf[64], val[64];
+	bool v2 = e->h->cpu_version == 2;
+	long period;
+	int err;
+
+	err = act_quota_path(e, rel, path, sizeof(path));
+	if (!err)
+		err = writer_read(e->w, path, buf, sizeof(buf));
+	if (err)
+		return err;
+	period = quota_period(e, rel, v2 ? buf : NULL);
+	if (quota_us >= 0)
+		quota_us = quota_us * period / CFS_PERIOD_US;
+	if (v2 && quota_us < 0)
+		snprintf(val, sizeof(val), "max %ld", period);
+	else if (v2)
+		snprintf(val, sizeof(val), "%ld %ld", quota_us, period);
+	else
+		snprintf(val, sizeof(val), "%ld", quota_us < 0 ? -1 : quota_us);
+	return writer_set(e->w, path, val);
+}
+
+double act_used_cores(const struct window *w, __u64 cgid)
+{
+	const struct cg_window *cw = window_find(w, cgid);
+
+	return cw && w->dur_ns ? (double)cw->cpu_ns / w->dur_ns : 0;
+}
+
+int enforcer_new(const struct koord_config *c, const struct hierarchies *h, struct writer *w,
+		 struct enforcer **out)
+{
+	struct enforcer *e = calloc(1, sizeof(*e));
+	long n;
+	int err;
+
+	if (!e)
+		return -ENOMEM;
+	e->c = c;
+	e->h = h;
+	e->w = w;
+	err = cpu_topo_read(&e->topo, "/sys/devices/system/cpu");
+	if (err) {
+		log_warn("cannot read the CPU topology: %s; cpusets are chosen without it",
+			 strerror(-err));
+		memset(&e->topo, 0, sizeof(e->topo));
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+		for (e->topo.ncpus = 0; e->topo.ncpus < n && e->topo.ncpus < CPU_SETSIZE; e->topo.ncpus++) {
+			CPU_SET(e->topo.ncpus, &e->topo.online);
+			e->topo.core[e->topo.ncpus] = e->topo.ncpus;
+		}
+	}
+	e->capacity = CPU_COUNT(&e->topo.online);
+	e->st.be_allowed_cores = -1;
+	e->st.be_quota_us = -1;
+	enforcer_set_config(e, c);
+	*out = e;
+	return 0;
+}
+
+void enforcer_set_config(struct enforcer *e, const struct koord_config *c)
+{
+	e->c = c;
+	smoother_init(&e->sm_node, c->suppress_smoothing_windows);
+	smoother_init(&e->sm_pods, c->suppress_smoothing_windows);
+	smoother_init(&e->sm_non_be, c->suppress_smoothing_windows);
+}
+
+static bool under(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	return !strncmp(path, root, n) && (path[n] == '/' || !path[n]);
+}
+
+static void roots_free(struct enforcer *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->nroots; i++)
+		free(e->roots[i]);
+	free(e->roots);
+	e->roots = NULL;
+	e->nroots = 0;
+}
+
+static void roots_add(struct enforcer *e, const char *rel, size_t len)
+{
+	char **v;
+	size_t i;
+
+	for (i = 0; i < e->nroots; i++)
+		if (strlen(e->roots[i]) == len && !strncmp(e->roots[i], rel, len))
+			return;
+	v = realloc(e->roots, (e->nroots + 1) * sizeof(*v));
+	if (!v)
+		return;
+	e->roots = v;
+	if ((v[e->nroots] = strndup(rel, len)))
+		e->nroots++;
+}
+
+/*
+ * The BE roots: the besteffort QoS levels, and the parents of YARN
+ * containers that are not inside one, where the writer may write.
+ */
+static void find_roots(struct enforcer *e, const struct container_table *t)
+{
+	char probe[PATH_MAX];
+	size_t i, j;
+	bool inside;
+
+	roots_free(e);
+	for (i = 0; i < t->n; i++) {
+		const struct container *ct = &t->v[i];
+
+		if (ct->ident.kind == CG_QOS_ROOT && ct->ident.qos == KC_BE)
+			roots_add(e, ct->path, strlen(ct->path));
+	}
+	for (i = 0; i < t->n; i++) {
+		const struct container *ct = &t->v[i];
+		const char *yarn = strstr(ct->path, "/container_");
+
+		if (ct->ident.kind != CG_YARN || !yarn || yarn == ct->path)
+			continue;
+		for (inside = false, j = 0; j < e->nroots && !inside; j++)
+			inside = under(ct->path, e->roots[j]);
+		if (!inside)	/* the YARN tree: the parent of its first container */
+			roots_add(e, ct->path, yarn - ct->path);
+	}
+	/* only where the writer may write */
+	for (i = 0; i < e->nroots;) {
+		if (!act_path(probe, sizeof(probe), e->h->cpu, e->roots[i], NULL) &&
+		    writer_allowed(e->w, probe)) {
+			i++;
+			continue;
+		}
+		free(e->roots[i]);
+		e->roots[i] = e->roots[--e->nroots];
+	}
+}
+
+static void ring_push(struct enforcer *e, const struct window *w, const struct container_table *t)
+{
+	effect_waits_of(NULL, w, t, &e->ring[e->ring_next]);
+	e->ring_next = (e->ring_next + 1) % ACT_RING;
+	if (e->ring_n < ACT_RING)
+		e->ring_n++;
+}
+
+/* Judge the action being measured; roll it back when it made the victims worse. */
+static void judge(struct enforcer *e, const struct window *w, const struct container_table *t)
+{
+	enum effect_verdict v;
+	char msg[256];
+
+	if (!e->eff.pending)
+		return;
+	v = effect_feed(&e->eff, w, t, e->c->effect.worse_percent);
+	if (v == EFFECT_PENDING)
+		return;
+	effect_describe(&e->eff, msg, sizeof(msg));
+	if (v != EFFECT_WORSE) {
+		log_info("effect: %s: %s, %s, kept", e->eff.what, msg, effect_verdict_name(v));
+		return;
+	}
+	log_warn("effect: %s: %s, worse, rolled back (held off %.0f s)", e->eff.what, msg,
+		 e->c->effect.hold_off_s);
+	e->st.rollbacks_total++;
+	switch (e->eff.kind) {
+	case ACT_WAKEUP:
+		act_wakeup_rollback(e);
+		e->hold_until[ACT_WAKEUP] = e->now + e->c->effect.hold_off_s;
+		break;
+	case ACT_SUPPRESS:
+		act_suppress_rollback(e, t);
+		e->hold_until[ACT_SUPPRESS] = e->now + e->c->effect.hold_off_s;
+		break;
+	case ACT_TARGET:
+		act_target_rollback(e, e->eff.target);
+		break;
+	}
+}
+
+void enforcer_period(struct enforcer *e, const struct window *w, const struct container_table *t,
+		     double now_s)
+{
+	e->dt = w->dur_ns / 1e9;
+	e->now = now_s;
+	if (!w->dur_ns)
+		return;
+	if (detect_update(&e->det, w, t, e->c))
+		log_warn("detection skipped this period: out of memory");
+	e->st.victims = e->det.victims;
+	e->st.victim_windows_total += e->det.victims;
+	judge(e, w, t);
+	ring_push(e, w, t);
+	if (!e->c->be.enable)
+		return;
+	find_roots(e, t);
+	if (e->c->be_wakeup_priority)
+		act_wakeup(e, t);
+	act_suppress(e, w, t);
+	if (e->c->throttle.enable)
+		act_target(e, w, t);
+	if (e->c->eviction.enable)
+		act_evict(e, w, t);
+}
+
+const struct enforce_stats *enforcer_stats(const struct enforcer *e)
+{
+	return &e->st;
+}
+
+static const char *method_name(enum target_method m)
+{
+	return m == TGT_CPUSET ? "cpuset" : m == TGT_QUOTA ? "quota" : "none";
+}
+
+json_object *enforcer_container_json(const struct enforcer *e, __u64 cgid)
+{
+	const struct target *tg = NULL;
+	json_object *o;
+	size_t i;
+
+	for (i = 0; i < e->ntg && !tg; i++)
+		if (e->tg[i].cgid == cgid && (e->tg[i].cpuset_on || e->tg[i].quota_on))
+			tg = &e->tg[i];
+	if (!tg)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "method", json_object_new_string(method_name(tg->method)));
+	json_object_object_add(o, "cpuset", json_object_new_boolean(tg->cpuset_on));
+	json_object_object_add(o, "quota_cores", tg->quota_on ?
+			       json_object_new_double(tg->th.limit_cores) : NULL);
+	json_object_object_add(o, "at_floor_s", json_object_new_double(tg->th.at_floor_s));
+	json_object_object_add(o, "since_s", json_object_new_double(e->now - tg->since));
+	json_object_object_add(o, "victim", json_object_new_uint64(tg->victim));
+	return o;
+}
+
+static void metric(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP koord_bpf_%s %s\n# TYPE koord_bpf_%s %s\n", name, help, name, type);
+}
+
+int enforcer_metrics(const struct enforcer *e, FILE *f)
+{
+	const struct enforce_stats *s = &e->st;
+	const struct writer *w = e->w;
+	int r;
+
+	metric(f, "enforcement_enabled", "gauge", "1 when resourceUsedThresholdWithBE.enable is true.");
+	fprintf(f, "koord_bpf_enforcement_enabled %d\n", e->c->be.enable);
+	metric(f, "be_wakeup_priority", "gauge", "1 when the BE roots are SCHED_IDLE (or lowest-weight) groups.");
+	fprintf(f, "koord_bpf_be_wakeup_priority %d\n", s->wakeup_priority);
+	metric(f, "be_allowed_cpus", "gauge", "CPUs BE may use by the suppression formula (absent before the first period).");
+	if (s->be_allowed_cores >= 0)
+		fprintf(f, "koord_bpf_be_allowed_cpus %.6g\n", s->be_allowed_cores);
+	metric(f, "be_suppress_quota_cpus", "gauge", "The CFS quota written on the BE roots, in CPUs (absent when none).");
+	if (s->be_quota_us >= 0)
+		fprintf(f, "koord_bpf_be_suppress_quota_cpus %.6g\n", s->be_quota_us / (double)CFS_PERIOD_US);
+	metric(f, "be_suppress_cpuset_cpus", "gauge", "CPUs in the BE cpuset written (absent when none).");
+	if (s->be_cpuset_cpus > 0)
+		fprintf(f, "koord_bpf_be_suppress_cpuset_cpus %d\n", s->be_cpuset_cpus);
+	metric(f, "victims", "gauge", "Online containers found victims of interference in the last window.");
+	fprintf(f, "koord_bpf_victims %llu\n", s->victims);
+	metric(f, "victim_windows_total", "counter", "Victims found, summed over windows.");
+	fprintf(f, "koord_bpf_victim_windows_total %llu\n", s->victim_windows_total);
+	metric(f, "throttled", "gauge", "Culprits under a targeted cpuset or quota now.");
+	fprintf(f, "koord_bpf_throttled %llu\n", s->throttled);
+	metric(f, "throttle_steps_total", "counter", "Targeted quota steps on culprits, by step.");
+	fprintf(f, "koord_bpf_throttle_steps_total{step=\"cut\"} %llu\n", s->throttle_cuts_total);
+	fprintf(f, "koord_bpf_throttle_steps_total{step=\"recover\"} %llu\n", s->throttle_recoveries_total);
+	fprintf(f, "koord_bpf_throttle_steps_total{step=\"release\"} %llu\n", s->throttle_releases_total);
+	metric(f, "actions_total", "counter", "Actions started (each measured for its effect on victims).");
+	fprintf(f, "koord_bpf_actions_total %llu\n", s->actions_total);
+	metric(f, "rollbacks_total", "counter", "Actions rolled back because victims' waits got worse.");
+	fprintf(f, "koord_bpf_rollbacks_total %llu\n", s->rollbacks_total);
+	metric(f, "evictions_total", "counter", "Containers evicted, by reason.");
+	for (r = 0; r < EVICT_REASON_NR; r++)
+		fprintf(f, "koord_bpf_evictions_total{reason=\"%s\"} %llu\n", evict_reason_name(r),
+			s->evictions_total[r]);
+	metric(f, "eviction_failures_total", "counter", "Evictions that failed.");
+	fprintf(f, "koord_bpf_eviction_failures_total %llu\n", s->eviction_failures_total);
+	metric(f, "cgroup_writes_total", "counter", "Cgroup file writes by the writer, by result.");
+	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"written\"} %llu\n", w->writes);
+	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"unchanged\"} %llu\n", w->skipped);
+	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"refused\"} %llu\n", w->refused);
+	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"vanished\"} %llu\n", w->vanished);
+	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"failed\"} %llu\n", w->failed);
+	return ferror(f) ? -EIO : 0;
+}
+
+void enforcer_free(struct enforcer *e)
+{
+	if (!e)
+		return;
+	detect_free(&e->det);
+	act_target_free(e);
+	roots_free(e);
+	free(e);
+}
