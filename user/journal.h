@@ -15,6 +15,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Longest value journaled (cgroup files hold far less). */
+#define JOURNAL_VALUE_MAX 65536
+
 struct journal_entry {
 	char *path;	/* absolute path of the cgroup file */
 	char *value;	/* its value before the first change, without trailing newline */
@@ -22,22 +25,29 @@ struct journal_entry {
 
 struct journal {
 	char *dir;		/* state dir */
-	int dirfd;
+	int dirfd;		/* -1: none (parsed text only) */
 	struct journal_entry *v;
 	size_t n, cap;
 };
 
+/* An empty journal with no state dir (for journal_parse; open and load do it). */
+void journal_init(struct journal *j);
+
 /*
- * Open (creating @dir 0700 when missing) a journal. Fails with -EEXIST when a
- * journal file is already there: journal_replay() it first.
+ * Open (creating @dir 0700 when missing; its parent must exist) a journal.
+ * Fails with -EEXIST when a journal file is already there: journal_load() and
+ * journal_restore() it first. A symlink as @dir is refused (-ELOOP).
  */
 int journal_open(struct journal *j, const char *dir);
 /* Is @path journaled already? */
 bool journal_has(const struct journal *j, const char *path);
 /*
- * Add @path's original @value and make it durable before returning. On any
- * failure (disk full, read-only dir) the entry is not added and the caller
- * must not change the file.
+ * Add @path's original @value and make it durable before returning (0 at
+ * once when @path is journaled already: the first value is the original).
+ * On any failure (disk full, read-only dir) the entry is not added, the file
+ * on disk is the previous one, the negative errno is returned, and the
+ * caller must not change the file. -EINVAL for a path or value the journal
+ * could not load back (relative, "..", a value of JOURNAL_VALUE_MAX or more).
  */
 int journal_record(struct journal *j, const char *path, const char *value);
 /*
@@ -45,19 +55,27 @@ int journal_record(struct journal *j, const char *path, const char *value);
  * retrying in further passes those refused with EINVAL (a cpuset parent
  * must widen before its child), then remove the journal file. Files that
  * vanished (ENOENT, ENODEV) count as restored. Returns the number of values
- * that could not be restored (they stay in the file for the next start).
+ * that could not be restored (they stay in the file for the next start, in
+ * their order), or -ENOMEM. Up to 4 passes, stopping at one that restores
+ * nothing; other errors are kept at once.
  */
 int journal_restore(struct journal *j, int (*restore)(void *ctx, const char *path, const char *value),
 		    void *ctx);
+/* Free the entries and close the dir; the file stays for the next start. */
 void journal_close(struct journal *j);
 
 /*
  * Load the journal a crashed run left in @dir into @j (j->n == 0 when there
- * is none). A file that cannot be parsed is an error (-EBADMSG) with the
- * reason in @err, and nothing is restored from it.
+ * is none, or no @dir). A file that cannot be parsed is an error (-EBADMSG)
+ * with the reason in @err (e.g. "entry 3: path: not absolute", entries
+ * counted from 0), and nothing is loaded from it. Call journal_close() after
+ * it, whatever it returned.
  */
 int journal_load(struct journal *j, const char *dir, char *err, size_t errlen);
-/* Parse journal text (for tests and fuzzing); same errors as journal_load. */
+/*
+ * Parse journal text into @j (journal_init'ed or loaded), replacing its
+ * entries; same errors as journal_load. A later duplicate path is dropped.
+ */
 int journal_parse(struct journal *j, const char *text, size_t len, char *err, size_t errlen);
 
 #endif

@@ -21,6 +21,11 @@ struct writer {
 	size_t nroots;
 	struct journal *journal;	/* NULL: nothing journaled (dry run, or tests) */
 	bool dry_run;			/* decide and log, write nothing */
+	/*
+	 * writes: done (not counting dry-run ones); skipped: value already
+	 * there; refused: outside the roots or through a symlink; vanished:
+	 * the cgroup went away; failed: any other error, journal included.
+	 */
 	unsigned long long writes, skipped, refused, vanished, failed;
 };
 
@@ -32,27 +37,42 @@ void writer_init(struct writer *w, struct journal *journal, bool dry_run);
  * refused (-ELOOP).
  */
 int writer_add_root(struct writer *w, const char *abs_dir);
-/* Is @path below an allowed root (textually, after rejecting "..")? */
+/*
+ * Is @path below an allowed root (textually: absolute, no "//", no "." or
+ * ".." component, not the root itself; files right in a root dir are)?
+ */
 bool writer_allowed(const struct writer *w, const char *path);
 
 /*
- * Read @path (absolute, under a root) into @buf, trailing newline removed.
+ * Read @path (absolute, under a root) into @buf, trailing whitespace removed;
+ * -EFBIG when it does not fit in @len.
  * Returns 0, -EPERM outside the roots, -ELOOP through a symlink, -ENOENT
  * when it vanished, or another negative errno.
  */
 int writer_read(struct writer *w, const char *path, char *buf, size_t len);
 /*
  * Set @path to @value: 0 when written (or, dry run, would be), 1 when it
- * already held @value (nothing written), -EPERM outside the roots, -ELOOP
- * through a symlink, -ENOENT/-ENODEV when the cgroup vanished, -EIO (or
- * the journal's error) when the original could not be journaled (then the
- * file is left unchanged), or the write's errno.
+ * already held @value (trailing whitespace ignored; nothing written),
+ * -EPERM outside the roots, -ELOOP through a symlink, -ENOENT when the
+ * cgroup vanished, the journal's error when the original could not be
+ * journaled (then the file is left unchanged), -EIO for a short write, or
+ * the write's errno. @value goes in one write(); "" is written as "\n".
  */
 int writer_set(struct writer *w, const char *path, const char *value);
-/* Write without journaling or comparing (cgroup.kill, restoring); same checks. */
+/*
+ * Write without journaling or comparing (cgroup.kill, restoring); same
+ * checks and errors. A dry run only logs.
+ */
 int writer_raw(struct writer *w, const char *path, const char *value);
-/* Put every journaled file back (journal_restore through writer_raw). */
+/*
+ * Put every journaled file back (journal_restore through writer_raw): the
+ * roots must be added first, a path outside them stays journaled. Returns
+ * the number left, as journal_restore; a dry run restores nothing.
+ */
 int writer_restore_all(struct writer *w);
+/* Close the roots; the journal is the caller's. */
 void writer_free(struct writer *w);
+/* For tests: resolve paths by the component walk even where openat2 exists. */
+void writer_force_walk(bool on);
 
 #endif

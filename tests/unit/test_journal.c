@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The journal of original values: durable records, strict parsing, restore
+ * with retries. The state dir is a temporary dir; failures are forced in ways
+ * that stop root too (a dir or a symlink where the journal writes).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "journal.h"
+#include "log.h"
+
+struct fixture {
+	char base[256];
+	char state[PATH_MAX];
+	struct journal j;
+};
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path) && errno != ENOENT ? -1 : 0;
+}
+
+static int setup(void **state)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	snprintf(fx->base, sizeof(fx->base), "%s/koord-journal-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(fx->base)) {
+		free(fx);
+		return -1;
+	}
+	snprintf(fx->state, sizeof(fx->state), "%s/state", fx->base);
+	journal_init(&fx->j);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	journal_close(&fx->j);
+	nftw(fx->base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+	return 0;
+}
+
+/* Whether @name exists in the state dir (a symlink counts, not followed). */
+static bool state_has(struct fixture *fx, const char *name)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", fx->state, name);
+	return !lstat(path, &st);
+}
+
+static void state_path(struct fixture *fx, const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", fx->state, name);
+}
+
+static void write_journal_text(struct fixture *fx, const char *text)
+{
+	char path[PATH_MAX + 32];
+	FILE *f;
+
+	state_path(fx, "journal", path, sizeof(path));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* The entries of the journal on disk, loaded into @out (closed by the caller). */
+static void load_disk(struct fixture *fx, struct journal *out)
+{
+	char err[128];
+
+	assert_int_equal(journal_load(out, fx->state, err, sizeof(err)), 0);
+}
+
+static void test_record_round_trip(void **state)
+{
+	struct fixture *fx = *state;
+	struct journal back;
+	struct stat st;
+	char err[128];
+
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+	assert_int_equal(stat(fx->state, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	assert_false(state_has(fx, "journal"));
+
+	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.weight", "100"), 0);
+	/* durable before returning: the file is there, the tmp is gone */
+	assert_true(state_has(fx, "journal"));
+	assert_false(state_has(fx, "journal.tmp"));
+	assert_int_equal(stat(fx->state, &st), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/b/cpuset.cpus", "0-3,\"8\"\n\\x\t\xc3\xa9"), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/c/cpuset.cpus", ""), 0);
+	/* the first value is the original: a second record keeps it */
+	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.weight", "200"), 0);
+	assert_int_equal(fx->j.n, 3);
+	assert_true(journal_has(&fx->j, "/cg/b/cpuset.cpus"));
+	assert_false(journal_has(&fx->j, "/cg/b"));
+
+	/* what the journal refuses it could not load back */
+	assert_int_equal(journal_record(&fx->j, "cg/rel", "1"), -EINVAL);
+	assert_int_equal(journal_record(&fx->j, "/cg/../etc/x", "1"), -EINVAL);
+	assert_int_equal(fx->j.n, 3);
+
+	journal_init(&back);
+	assert_int_equal(journal_load(&back, fx->state, err, sizeof(err)), 0);
+	assert_int_equal(back.n, 3);
+	assert_string_equal(back.v[0].path, "/cg/a/cpu.weight");
+	assert_string_equal(back.v[0].value, "100");
+	assert_string_equal(back.v[1].path, "/cg/b/cpuset.cpus");
+	assert_string_equal(back.v[1].value, "0-3,\"8\"\n\\x\t\xc3\xa9");
+	assert_string_equal(back.v[2].value, "");
+	journal_close(&back);
+
+	/* a stop without restore leaves the journal for the next start */
+	journal_close(&fx->j);
+	assert_true(state_has(fx, "journal"));
+	assert_int_equal(journal_open(&fx->j, fx->state), -EEXIST);
+	assert_int_equal(fx->j.dirfd, -1);
+	assert_int_equal(fx->j.n, 0);
+}
+
+static void test_open_errors(void **state)
+{
+	struct fixture *fx = *state;
+	char path[PATH_MAX + 32];
+
+	/* only the last component is created */
+	snprintf(path, sizeof(path), "%s/no/state", fx->base);
+	assert_int_equal(journal_open(&fx->j, path), -ENOENT);
+	/* a symlink as the state dir is not followed */
+	snprintf(path, sizeof(path), "%s/link", fx->base);
+	assert_int_equal(mkdir(fx->state, 0700), 0);
+	assert_int_equal(symlink(fx->state, path), 0);
+	assert_int_equal(journal_open(&fx->j, path), -ELOOP);
+	/* an existing dir is fine */
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+}
+
+/* journal.tmp is a symlink: O_NOFOLLOW refuses it, the old journal stays. */
+static void test_record_fails_tmp_symlink(void **state)
+{
+	struct fixture *fx = *state;
+	char tmp[PATH_MAX + 32], target[PATH_MAX + 32];
+	struct journal back;
+
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/a", "1"), 0);
+	state_path(fx, "journal.tmp", tmp, sizeof(tmp));
+	snprintf(target, sizeof(target), "%s/target", fx->base);
+	assert_int_equal(symlink(target, tmp), 0);
+
+	assert_int_equal(journal_record(&fx->j, "/cg/b", "2"), -ELOOP);
+	assert_int_equal(fx->j.n, 1);
+	assert_false(journal_has(&fx->j, "/cg/b"));
+	assert_false(state_has(fx, "journal.tmp"));	/* removed */
+	assert_int_equal(access(target, F_OK), -1);	/* never created */
+	journal_init(&back);
+	load_disk(fx, &back);
+	assert_int_equal(back.n, 1);
+	assert_string_equal(back.v[0].path, "/cg/a");
+	journal_close(&back);
+
+	/* the tmp is gone, so the next record works */
+	assert_int_equal(journal_record(&fx->j, "/cg/b", "2"), 0);
+	assert_int_equal(fx->j.n, 2);
+}
+
+/* journal.tmp is a dir: the open fails with EISDIR. */
+static void test_record_fails_tmp_dir(void **state)
+{
+	struct fixture *fx = *state;
+	char tmp[PATH_MAX + 32];
+	struct journal back;
+
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/a", "1"), 0);
+	state_path(fx, "journal.tmp", tmp, sizeof(tmp));
+	assert_int_equal(mkdir(tmp, 0700), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/b", "2"), -EISDIR);
+	assert_int_equal(fx->j.n, 1);
+	journal_init(&back);
+	load_disk(fx, &back);
+	assert_int_equal(back.n, 1);
+	journal_close(&back);
+}
+
+/* The rename fails ("journal" is a dir): the tmp is removed. */
+static void test_record_fails_rename(void **state)
+{
+	struct fixture *fx = *state;
+	char path[PATH_MAX + 32];
+
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+	state_path(fx, "journal", path, sizeof(path));
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/journal/x", fx->state);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/a", "1"), -EISDIR);
+	assert_int_equal(fx->j.n, 0);
+	assert_false(state_has(fx, "journal.tmp"));
+}
+
+/* The state dir removed under the journal's feet. */
+static void test_record_fails_dir_gone(void **state)
+{
+	struct fixture *fx = *state;
+
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+	assert_int_equal(rmdir(fx->state), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/a", "1"), -ENOENT);
+	assert_int_equal(fx->j.n, 0);
+	assert_false(journal_has(&fx->j, "/cg/a"));
+}
+
+static const struct {
+	const char *text;
+	const char *reason;	/* a part of the message */
+} bad_docs[] = {
+	{ "", "truncated" },
+	{ "{\"version\":1,\"entries\":[{\"path\":\"/a\",\"value\":\"1\"}", "truncated" },
+	{ "{\"version\":1,\"entr", "truncated" },
+	{ "hello", "offset 0" },
+	{ "{\"version\":1,\"entries\":[],}", "offset" },
+	{ "{\"version\":1,\"entries\":[]} x", "offset 27" },
+	{ "[]", "not a JSON object" },
+	{ "{\"entries\":[]}", "version" },
+	{ "{\"version\":2,\"entries\":[]}", "version" },
+	{ "{\"version\":\"1\",\"entries\":[]}", "version" },
+	{ "{\"version\":1.0,\"entries\":[]}", "version" },
+	{ "{\"version\":1}", "entries: not an array" },
+	{ "{\"version\":1,\"entries\":{}}", "entries: not an array" },
+	{ "{\"version\":1,\"entries\":[1]}", "entry 0: not an object" },
+	{ "{\"version\":1,\"entries\":[{\"value\":\"1\"}]}", "entry 0: path: missing" },
+	{ "{\"version\":1,\"entries\":[{\"path\":7,\"value\":\"1\"}]}", "entry 0: path: not a string" },
+	{ "{\"version\":1,\"entries\":[{\"path\":\"/a\",\"value\":\"1\"},"
+	  "{\"path\":\"a/b\",\"value\":\"1\"}]}", "entry 1: path: not absolute" },
+	{ "{\"version\":1,\"entries\":[{\"path\":\"/a/../b\",\"value\":\"1\"}]}",
+	  "entry 0: path: has a" },
+	{ "{\"version\":1,\"entries\":[{\"path\":\"/a/.\",\"value\":\"1\"}]}",
+	  "entry 0: path: has a" },
+	{ "{\"version\":1,\"entries\":[{\"path\":\"/a\\u0000b\",\"value\":\"1\"}]}",
+	  "entry 0: path: contains NUL" },
+	{ "{\"version\":1,\"entries\":[{\"path\":\"/a\"}]}", "entry 0: value: missing" },
+	{ "{\"version\":1,\"entries\":[{\"path\":\"/a\",\"value\":null}]}",
+	  "entry 0: value: not a string" },
+	{ "{\"version\":1,\"entries\":[{\"path\":\"/a\",\"value\":\"1\\u0000\"}]}",
+	  "entry 0: value: contains NUL" },
+	{ "{\"version\":1,\"entries\":[{\"path\":\"/a\",\"value\":\"1\",\"x\":1}]}",
+	  "entry 0: unknown key \"x\"" },
+};
+
+static void check_bad(struct journal *j, const char *text, size_t len, const char *reason)
+{
+	char err[128];
+
+	assert_int_equal(journal_parse(j, text, len, err, sizeof(err)), -EBADMSG);
+	if (!strstr(err, reason))
+		fail_msg("%s: reason \"%s\", want \"%s\"", text, err, reason);
+	assert_int_equal(j->n, 0);
+}
+
+static void test_parse_bad(void **state)
+{
+	static const char one[] = "{\"version\":1,\"entries\":[{\"path\":\"/x\",\"value\":\"1\"}]}";
+	struct journal j;
+	size_t i, n;
+	char *big;
+
+	journal_init(&j);
+	for (i = 0; i < sizeof(bad_docs) / sizeof(bad_docs[0]); i++) {
+		/* entries loaded before are dropped too: all or nothing */
+		assert_int_equal(journal_parse(&j, one, strlen(one), NULL, 0), 0);
+		assert_int_equal(j.n, 1);
+		check_bad(&j, bad_docs[i].text, strlen(bad_docs[i].text), bad_docs[i].reason);
+	}
+	/* a NUL byte in the file itself */
+	check_bad(&j, "{\"version\":1,\0\"entries\":[]}", 27, "NUL byte");
+
+	/* a value of JOURNAL_VALUE_MAX bytes and a path of PATH_MAX bytes are too long */
+	big = malloc(JOURNAL_VALUE_MAX + 128);
+	assert_non_null(big);
+	n = (size_t)sprintf(big, "{\"version\":1,\"entries\":[{\"path\":\"/a\",\"value\":\"");
+	memset(big + n, 'x', JOURNAL_VALUE_MAX);
+	strcpy(big + n + JOURNAL_VALUE_MAX, "\"}]}");
+	check_bad(&j, big, strlen(big), "entry 0: value: too long");
+	n = (size_t)sprintf(big, "{\"version\":1,\"entries\":[{\"path\":\"/");
+	memset(big + n, 'p', PATH_MAX - 1);
+	strcpy(big + n + PATH_MAX - 1, "\",\"value\":\"1\"}]}");
+	check_bad(&j, big, strlen(big), "entry 0: path: too long");
+	free(big);
+	journal_close(&j);
+}
+
+static void test_parse_good(void **state)
+{
+	static const char doc[] =
+		" \n{ \"entries\" : [ {\"value\":\"first\",\"path\":\"/cg/a\"},\n"
+		"{\"path\":\"/cg/b\",\"value\":\"\"},\n"
+		"{\"path\":\"/cg/a\",\"value\":\"second\"} ], \"version\" : 1 }\n\n";
+	static const char empty[] = "{\"version\":1,\"entries\":[]}";
+	struct journal j;
+	char err[128];
+
+	journal_init(&j);
+	assert_int_equal(journal_parse(&j, doc, strlen(doc), err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	/* a duplicate keeps the first value: the original */
+	assert_int_equal(j.n, 2);
+	assert_string_equal(j.v[0].path, "/cg/a");
+	assert_string_equal(j.v[0].value, "first");
+	assert_string_equal(j.v[1].path, "/cg/b");
+	assert_string_equal(j.v[1].value, "");
+	assert_int_equal(journal_parse(&j, empty, strlen(empty), err, sizeof(err)), 0);
+	assert_int_equal(j.n, 0);
+	journal_close(&j);
+}
+
+static void test_load(void **state)
+{
+	struct fixture *fx = *state;
+	char err[128];
+
+	/* no state dir, or no journal in it: a clean start */
+	assert_int_equal(journal_load(&fx->j, fx->state, err, sizeof(err)), 0);
+	assert_int_equal(fx->j.n, 0);
+	journal_close(&fx->j);
+	assert_int_equal(mkdir(fx->state, 0700), 0);
+	assert_int_equal(journal_load(&fx->j, fx->state, err, sizeof(err)), 0);
+	assert_int_equal(fx->j.n, 0);
+	journal_close(&fx->j);
+
+	/* a crash can leave a tmp half written, never a torn journal; still, refuse one */
+	write_journal_text(fx, "{\"version\":1,\"entries\":[{\"path\":\"/cg/a\",\"val");
+	assert_int_equal(journal_load(&fx->j, fx->state, err, sizeof(err)), -EBADMSG);
+	assert_string_equal(err, "truncated");
+	assert_int_equal(fx->j.n, 0);
+	journal_close(&fx->j);
+
+	write_journal_text(fx, "{\"version\":1,\"entries\":[{\"path\":\"/cg/a\",\"value\":\"5\"}]}");
+	assert_int_equal(journal_load(&fx->j, fx->state, err, sizeof(err)), 0);
+	assert_int_equal(fx->j.n, 1);
+	assert_string_equal(fx->j.v[0].value, "5");
+}
+
+/* A scripted restore: per path, the result of its first call and of later ones. */
+struct script {
+	const char *path;
+	int first, then;
+	int calls;
+};
+
+#define S(p, f, t) { .path = (p), .first = (f), .then = (t) }
+
+struct restore_ctx {
+	struct script *s;
+	size_t n;
+	char order[256];
+	/* a chain: "/k" restores once "/k-1" did */
+	bool chain;
+	int done_upto;
+};
+
+static int scripted(void *arg, const char *path, const char *value)
+{
+	struct restore_ctx *c = arg;
+
+	for (size_t i = 0; i < c->n; i++) {
+		struct script *s = &c->s[i];
+
+		if (strcmp(s->path, path))
+			continue;
+		strncat(c->order, path + 1, sizeof(c->order) - strlen(c->order) - 1);
+		if (c->chain) {
+			s->calls++;
+			if (path[1] - '0' != c->done_upto)
+				return -EINVAL;
+			c->done_upto++;
+			return 0;
+		}
+		return s->calls++ ? s->then : s->first;
+	}
+	fail_msg("restore of an unknown path %s", path);
+	return -EIO;
+}
+
+static void record_all(struct fixture *fx, const struct script *s, size_t n)
+{
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(journal_record(&fx->j, s[i].path, "v"), 0);
+}
+
+static void test_restore_retries(void **state)
+{
+	struct fixture *fx = *state;
+	struct script s[] = {
+		S("/a", 0, 0),
+		S("/b", -EINVAL, 0),		/* a cpuset child before its parent */
+		S("/c", -ENOENT, 0),		/* vanished: as good as restored */
+		S("/d", -ENODEV, 0),
+	};
+	struct restore_ctx c = { .s = s, .n = 4 };
+
+	record_all(fx, s, 4);
+	assert_int_equal(journal_restore(&fx->j, scripted, &c), 0);
+	assert_string_equal(c.order, "abcdb");
+	assert_int_equal(fx->j.n, 0);
+	/* nothing left: the journal is removed, its dir stays */
+	assert_false(state_has(fx, "journal"));
+	assert_int_equal(access(fx->state, F_OK), 0);
+}
+
+static void test_restore_leaves(void **state)
+{
+	struct fixture *fx = *state;
+	struct script s[] = {
+		S("/a", -EACCES, 0),		/* kept at once */
+		S("/b", 0, 0),
+		S("/c", -EBUSY, -EBUSY),	/* retried while passes make progress */
+		S("/d", -EROFS, 0),
+	};
+	struct restore_ctx c = { .s = s, .n = 4 };
+	struct journal back;
+
+	record_all(fx, s, 4);
+	assert_int_equal(journal_restore(&fx->j, scripted, &c), 3);
+	/* the second pass restored nothing: no third */
+	assert_string_equal(c.order, "abcdc");
+	assert_int_equal(fx->j.n, 3);
+	assert_string_equal(fx->j.v[0].path, "/a");
+	assert_string_equal(fx->j.v[1].path, "/c");
+	assert_string_equal(fx->j.v[2].path, "/d");
+
+	/* the journal on disk holds just those, in order */
+	journal_init(&back);
+	load_disk(fx, &back);
+	assert_int_equal(back.n, 3);
+	assert_string_equal(back.v[0].path, "/a");
+	assert_string_equal(back.v[1].path, "/c");
+	assert_string_equal(back.v[2].path, "/d");
+	journal_close(&back);
+	assert_false(state_has(fx, "journal.tmp"));
+}
+
+static void test_restore_four_passes(void **state)
+{
+	struct fixture *fx = *state;
+	/* recorded child first: each pass restores one more level */
+	struct script s[] = { S("/4", 0, 0), S("/3", 0, 0), S("/2", 0, 0), S("/1", 0, 0), S("/0", 0, 0) };
+	struct restore_ctx c = { .s = s, .n = 5, .chain = true };
+
+	record_all(fx, s, 5);
+	assert_int_equal(journal_restore(&fx->j, scripted, &c), 1);
+	assert_int_equal(c.done_upto, 4);
+	assert_int_equal(s[0].calls, 4);
+	assert_string_equal(fx->j.v[0].path, "/4");
+	assert_true(state_has(fx, "journal"));
+}
+
+static void test_restore_parsed(void **state)
+{
+	struct script s[] = { S("/a", 0, 0), S("/b", -EIO, -EIO) };
+	struct restore_ctx c = { .s = s, .n = 2 };
+	static const char doc[] = "{\"version\":1,\"entries\":[{\"path\":\"/a\",\"value\":\"1\"},"
+				  "{\"path\":\"/b\",\"value\":\"2\"}]}";
+	struct journal j;
+
+	/* no state dir: the entries are restored, nothing on disk is touched */
+	journal_init(&j);
+	assert_int_equal(journal_parse(&j, doc, strlen(doc), NULL, 0), 0);
+	assert_int_equal(journal_restore(&j, scripted, &c), 1);
+	assert_string_equal(j.v[0].path, "/b");
+	journal_close(&j);
+
+	/* an empty journal restores nothing */
+	journal_init(&j);
+	assert_int_equal(journal_restore(&j, scripted, &c), 0);
+	journal_close(&j);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_record_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_fails_tmp_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_fails_tmp_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_fails_rename, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_fails_dir_gone, setup, teardown),
+		cmocka_unit_test(test_parse_bad),
+		cmocka_unit_test(test_parse_good),
+		cmocka_unit_test_setup_teardown(test_load, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_retries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_leaves, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_four_passes, setup, teardown),
+		cmocka_unit_test(test_restore_parsed),
+	};
+
+	log_level = LOG_LVL_ERR;	/* the failures below are expected */
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

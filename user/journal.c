@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The journal of original cgroup values. Every change rewrites the whole file
+ * through journal.tmp, so a crash at any point leaves either the old or the
+ * new journal, never a torn one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <json-c/json.h>
+#include "journal.h"
+#include "log.h"
+
+#define JOURNAL_FILE	"journal"
+#define JOURNAL_TMP	"journal.tmp"
+#define JOURNAL_VERSION	1
+/* Far above any real journal (a few thousand cgroup files): refuse a runaway file. */
+#define JOURNAL_SIZE_MAX (64u << 20)
+#define RESTORE_PASSES	4
+
+void journal_init(struct journal *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->dirfd = -1;
+}
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Whether @path has a "." or ".." component. */
+static bool has_dot_component(const char *path)
+{
+	const char *p = path;
+
+	while (*p) {
+		size_t len;
+
+		p += strspn(p, "/");
+		len = strcspn(p, "/");
+		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/* Why @path (of @len bytes) cannot be journaled, or NULL when it can. */
+static const char *bad_path(const char *path, size_t len)
+{
+	if (len >= PATH_MAX)
+		return "too long";
+	if (strlen(path) != len)
+		return "contains NUL";
+	if (path[0] != '/')
+		return "not absolute";
+	if (has_dot_component(path))
+		return "has a \".\" or \"..\" component";
+	return NULL;
+}
+
+static const char *bad_value(const char *value, size_t len)
+{
+	if (len >= JOURNAL_VALUE_MAX)
+		return "too long";
+	if (strlen(value) != len)
+		return "contains NUL";
+	return NULL;
+}
+
+bool journal_has(const struct journal *j, const char *path)
+{
+	for (size_t i = 0; i < j->n; i++)
+		if (!strcmp(j->v[i].path, path))
+			return true;
+	return false;
+}
+
+static void entry_free(struct journal_entry *e)
+{
+	free(e->path);
+	free(e->value);
+	e->path = e->value = NULL;
+}
+
+static void entries_free(struct journal *j)
+{
+	for (size_t i = 0; i < j->n; i++)
+		entry_free(&j->v[i]);
+	free(j->v);
+	j->v = NULL;
+	j->n = j->cap = 0;
+}
+
+/* Append copies of @path and @value (no durability: the caller saves). */
+static int entry_push(struct journal *j, const char *path, const char *value)
+{
+	struct journal_entry *e;
+
+	if (j->n == j->cap) {
+		size_t cap = j->cap ? j->cap * 2 : 16;
+		struct journal_entry *v = realloc(j->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		j->v = v;
+		j->cap = cap;
+	}
+	e = &j->v[j->n];
+	e->path = strdup(path);
+	e->value = strdup(value);
+	if (!e->path || !e->value) {
+		entry_free(e);
+		return -ENOMEM;
+	}
+	j->n++;
+	return 0;
+}
+
+/* The JSON text of the entries; caller frees. */
+static char *journal_text(const struct journal *j)
+{
+	json_object *root = json_object_new_object();
+	json_object *arr = json_object_new_array();
+	char *text = NULL;
+
+	if (!root || !arr ||
+	    json_object_object_add(root, "version", json_object_new_int(JOURNAL_VERSION)) ||
+	    json_object_object_add(root, "entries", arr)) {
+		json_object_put(arr);
+		goto out;
+	}
+	/* @arr belongs to @root now */
+	for (size_t i = 0; i < j->n; i++) {
+		json_object *e = json_object_new_object();
+
+		if (!e || json_object_array_add(arr, e)) {
+			json_object_put(e);
+			goto out;
+		}
+		json_object_object_add(e, "path", json_object_new_string(j->v[i].path));
+		json_object_object_add(e, "value", json_object_new_string(j->v[i].value));
+	}
+	text = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
+							 JSON_C_TO_STRING_NOSLASHESCAPE));
+out:
+	json_object_put(root);
+	return text;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Write @text to journal.tmp and fsync it. */
+static int write_tmp(int dirfd, const char *text)
+{
+	int fd, err;
+
+	fd = openat(dirfd, JOURNAL_TMP, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
+		    0600);
+	if (fd < 0)
+		return -errno;
+	err = write_all(fd, text, strlen(text));
+	if (!err && fsync(fd))
+		err = -errno;
+	/* close can report a delayed write error (NFS): it counts too */
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
+/*
+ * Make the in-memory entries the journal on disk: tmp file, fsync, rename,
+ * fsync of the dir (the rename is durable only then).
+ */
+static int journal_save(struct journal *j)
+{
+	char *text;
+	int err;
+
+	if (j->dirfd < 0)
+		return -EBADF;
+	text = journal_text(j);
+	if (!text)
+		return -ENOMEM;
+	err = write_tmp(j->dirfd, text);
+	free(text);
+	if (!err && renameat(j->dirfd, JOURNAL_TMP, j->dirfd, JOURNAL_FILE))
+		err = -errno;
+	if (err) {
+		unlinkat(j->dirfd, JOURNAL_TMP, 0);
+		return err;
+	}
+	/* the new journal is in place: a failed dir fsync still is a failure to report */
+	if (fsync(j->dirfd))
+		return -errno;
+	return 0;
+}
+
+int journal_record(struct journal *j, const char *path, const char *value)
+{
+	const char *why;
+	int err;
+
+	if (journal_has(j, path))
+		return 0;	/* the first value recorded is the original */
+	why = bad_path(path, strlen(path));
+	if (!why)
+		why = bad_value(value, strlen(value));
+	if (why) {
+		log_warn("journal: %s: %s", path, why);
+		return -EINVAL;
+	}
+	err = entry_push(j, path, value);
+	if (err)
+		return err;
+	err = journal_save(j);
+	if (err) {
+		j->n--;
+		entry_free(&j->v[j->n]);
+		/*
+		 * A failed dir fsync leaves the new journal in place: drop it
+		 * in memory anyway, the caller will not change the file.
+		 */
+	}
+	return err;
+}
+
+/* Open @dir as the state dir, without following a symlink. */
+static int open_dir(struct journal *j, const char *dir)
+{
+	struct stat st;
+
+	j->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (j->dirfd < 0 && errno == ENOTDIR && !lstat(dir, &st) && S_ISLNK(st.st_mode))
+		return -ELOOP;
+	if (j->dirfd < 0)
+		return -errno;
+	j->dir = strdup(dir);
+	if (!j->dir) {
+		close(j->dirfd);
+		j->dirfd = -1;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int journal_open(struct journal *j, const char *dir)
+{
+	struct stat st;
+	int err;
+
+	journal_init(j);
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	err = open_dir(j, dir);
+	if (err)
+		return err;
+	if (!fstatat(j->dirfd, JOURNAL_FILE, &st, AT_SYMLINK_NOFOLLOW))
+		err = -EEXIST;
+	else if (errno != ENOENT)
+		err = -errno;
+	if (err)
+		journal_close(j);
+	return err;
+}
+
+void journal_close(struct journal *j)
+{
+	entries_free(j);
+	free(j->dir);
+	if (j->dirfd >= 0)
+		close(j->dirfd);
+	journal_init(j);
+}
+
+/* Check one entry object and add it (unless its path came earlier). */
+static int parse_entry(struct journal *j, json_object *e, size_t i, char *err, size_t errlen)
+{
+	json_object *path = NULL, *value = NULL;
+	bool has_path, has_value;
+	const char *why;
+
+	if (!json_object_is_type(e, json_type_object)) {
+		seterr(err, errlen, "entry %zu: not an object", i);
+		return -EBADMSG;
+	}
+	json_object_object_foreach(e, key, val) {
+		(void)val;
+		if (strcmp(key, "path") && strcmp(key, "value")) {
+			seterr(err, errlen, "entry %zu: unknown key \"%.32s\"", i, key);
+			return -EBADMSG;
+		}
+	}
+	has_path = json_object_object_get_ex(e, "path", &path);
+	has_value = json_object_object_get_ex(e, "value", &value);
+	if (!json_object_is_type(path, json_type_string)) {
+		seterr(err, errlen, "entry %zu: path: %s", i, has_path ? "not a string" : "missing");
+		return -EBADMSG;
+	}
+	if (!json_object_is_type(value, json_type_string)) {
+		seterr(err, errlen, "entry %zu: value: %s", i, has_value ? "not a string" : "missing");
+		return -EBADMSG;
+	}
+	why = bad_path(json_object_get_string(path), (size_t)json_object_get_string_len(path));
+	if (why) {
+		seterr(err, errlen, "entry %zu: path: %s", i, why);
+		return -EBADMSG;
+	}
+	why = bad_value(json_object_get_string(value), (size_t)json_object_get_string_len(value));
+	if (why) {
+		seterr(err, errlen, "entry %zu: value: %s", i, why);
+		return -EBADMSG;
+	}
+	if (journal_has(j, json_object_get_string(path)))
+		return 0;	/* keep the first: it is the original */
+	return entry_push(j, json_object_get_string(path), json_object_get_string(value));
+}
+
+/* Check the document's shape and add its entries to @j. */
+static int parse_doc(struct journal *j, json_object *doc, char *err, size_t errlen)
+{
+	json_object *version, *entries;
+	size_t n;
+	int ret;
+
+	if (!json_object_is_type(doc, json_type_object)) {
+		seterr(err, errlen, "not a JSON object");
+		return -EBADMSG;
+	}
+	if (!json_object_object_get_ex(doc, "version", &version) ||
+	    !json_object_is_type(version, json_type_int) ||
+	    json_object_get_int64(version) != JOURNAL_VERSION) {
+		seterr(err, errlen, "version: want %d", JOURNAL_VERSION);
+		return -EBADMSG;
+	}
+	if (!json_object_object_get_ex(doc, "entries", &entries) ||
+	    !json_object_is_type(entries, json_type_array)) {
+		seterr(err, errlen, "entries: not an array");
+		return -EBADMSG;
+	}
+	n = json_object_array_length(entries);
+	for (size_t i = 0; i < n; i++) {
+		ret = parse_entry(j, json_object_array_get_idx(entries, i), i, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Whether @s[0..len) is all JSON whitespace. */
+static bool all_space(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!strchr(" \t\r\n", s[i]) || !s[i])
+			return false;
+	return true;
+}
+
+int journal_parse(struct journal *j, const char *text, size_t len, char *err, size_t errlen)
+{
+	struct json_tokener *tok;
+	json_object *doc;
+	enum json_tokener_error jerr;
+	int ret;
+
+	entries_free(j);
+	seterr(err, errlen, "%s", "");
+	if (len > INT_MAX) {
+		seterr(err, errlen, "too long");
+		return -EBADMSG;
+	}
+	if (memchr(text, '\0', len)) {
+		seterr(err, errlen, "NUL byte in the text");
+		return -EBADMSG;
+	}
+	tok = json_tokener_new();
+	if (!tok)
+		return -ENOMEM;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	doc = json_tokener_parse_ex(tok, text, (int)len);
+	jerr = json_tokener_get_error(tok);
+	if (jerr == json_tokener_continue) {
+		seterr(err, errlen, "truncated");
+		ret = -EBADMSG;
+	} else if (jerr != json_tokener_success) {
+		seterr(err, errlen, "offset %zu: %s", json_tokener_get_parse_end(tok),
+		       json_tokener_error_desc(jerr));
+		ret = -EBADMSG;
+	} else if (!all_space(text + json_tokener_get_parse_end(tok),	/* strict mode does it since 0.16 */
+			      len - json_tokener_get_parse_end(tok))) {
+		seterr(err, errlen, "offset %zu: text after the document",
+		       json_tokener_get_parse_end(tok));
+		ret = -EBADMSG;
+	} else {
+		ret = parse_doc(j, doc, err, errlen);
+	}
+	json_object_put(doc);
+	json_tokener_free(tok);
+	if (ret)
+		entries_free(j);	/* all or nothing */
+	return ret;
+}
+
+/* Read the whole of @fd into a NUL-terminated buffer. */
+static int read_file(int fd, char **out, size_t *outlen)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 == cap) {
+			char *b;
+
+			if (cap >= JOURNAL_SIZE_MAX) {
+				free(buf);
+				return -EFBIG;
+			}
+			b = realloc(buf, cap * 2);
+			if (!b) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = b;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = -errno;
+
+			free(buf);
+			return e;
+		}
+		if (!n)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+int journal_load(struct journal *j, const char *dir, char *err, size_t errlen)
+{
+	size_t len = 0;
+	char *text = NULL;
+	int fd, ret;
+
+	journal_init(j);
+	seterr(err, errlen, "%s", "");
+	ret = open_dir(j, dir);
+	if (ret == -ENOENT)
+		return 0;	/* no state dir: no crashed run */
+	if (ret) {
+		seterr(err, errlen, "%s: %s", dir, strerror(-ret));
+		return ret;
+	}
+	fd = openat(j->dirfd, JOURNAL_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0) {
+		ret = -errno;
+		seterr(err, errlen, "%s/%s: %s", dir, JOURNAL_FILE, strerror(-ret));
+		return ret;
+	}
+	ret = read_file(fd, &text, &len);
+	close(fd);
+	if (ret) {
+		seterr(err, errlen, "%s/%s: %s", dir, JOURNAL_FILE, strerror(-ret));
+		return ret;
+	}
+	ret = journal_parse(j, text, len, err, errlen);
+	free(text);
+	return ret;
+}
+
+enum restore_state { RS_PENDING, RS_DONE, RS_KEPT };
+
+static bool restore_done(int ret)
+{
+	return !ret || ret == -ENOENT || ret == -ENODEV;
+}
+
+static bool restore_retry(int ret)
+{
+	return ret == -EINVAL || ret == -EBUSY;
+}
+
+/* One pass over the pending entries; returns how many were done in it. */
+static size_t restore_pass(struct journal *j, enum restore_state *st, int *errs,
+			   int (*restore)(void *ctx, const char *path, const char *value),
+			   void *ctx)
+{
+	size_t done = 0;
+
+	for (size_t i = 0; i < j->n; i++) {
+		int ret;
+
+		if (st[i] != RS_PENDING)
+			continue;
+		ret = restore(ctx, j->v[i].path, j->v[i].value);
+		if (ret > 0)
+			ret = -ret;
+		errs[i] = ret;
+		if (restore_done(ret)) {
+			st[i] = RS_DONE;
+			done++;
+		} else if (!restore_retry(ret)) {
+			st[i] = RS_KEPT;
+		}
+	}
+	return done;
+}
+
+/* Drop the restored entries, keeping the order of the others. */
+static size_t compact(struct journal *j, const enum restore_state *st, const int *errs)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < j->n; i++) {
+		if (st[i] == RS_DONE) {
+			entry_free(&j->v[i]);
+			continue;
+		}
+		log_warn("journal: %s: cannot restore \"%s\": %s", j->v[i].path, j->v[i].value,
+			 strerror(-errs[i]));
+		j->v[k++] = j->v[i];
+	}
+	j->n = k;
+	return k;
+}
+
+/* Make the disk match the entries left: rewrite, or remove when none is. */
+static void restore_sync(struct journal *j)
+{
+	int err = 0;
+
+	if (j->dirfd < 0)
+		return;
+	if (j->n) {
+		err = journal_save(j);
+	} else {
+		if (unlinkat(j->dirfd, JOURNAL_FILE, 0) && errno != ENOENT)
+			err = -errno;
+		else if (fsync(j->dirfd))
+			err = -errno;
+	}
+	/* the old journal stays: restoring its values again next start is harmless */
+	if (err)
+		log_warn("journal: %s: cannot update after restore: %s", j->dir, strerror(-err));
+}
+
+int journal_restore(struct journal *j, int (*restore)(void *ctx, const char *path, const char *value),
+		    void *ctx)
+{
+	enum restore_state *st = NULL;
+	int *errs = NULL;
+	size_t left;
+
+	if (j->n) {
+		st = calloc(j->n, sizeof(*st));
+		errs = calloc(j->n, sizeof(*errs));
+		if (!st || !errs) {
+			free(st);
+			free(errs);
+			return -ENOMEM;
+		}
+	}
+	/* EINVAL may mean a cpuset parent must widen first: later passes retry */
+	for (int pass = 0; pass < RESTORE_PASSES; pass++)
+		if (!restore_pass(j, st, errs, restore, ctx))
+			break;
+	left = compact(j, st, errs);
+	free(st);
+	free(errs);
+	restore_sync(j);
+	return (int)left;
+}

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The one cgroup writer. Paths are checked as text first (below a root, no
+ * "." or ".." component) and then opened relative to the root's fd without
+ * following any symlink, so neither a hostile cgroup name nor a link planted
+ * in a container's cgroup dir can make it write elsewhere.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "log.h"
+#include "writer.h"
+
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+
+static bool force_walk;
+
+void writer_force_walk(bool on)
+{
+	force_walk = on;
+}
+
+void writer_init(struct writer *w, struct journal *journal, bool dry_run)
+{
+	memset(w, 0, sizeof(*w));
+	for (size_t i = 0; i < WRITER_ROOTS_MAX; i++)
+		w->rootfds[i] = -1;
+	w->journal = journal;
+	w->dry_run = dry_run;
+}
+
+/* Whether @path is absolute with no empty, "." or ".." component. */
+static bool clean_path(const char *path)
+{
+	const char *p = path;
+
+	if (p[0] != '/' || strlen(p) >= PATH_MAX)
+		return false;
+	while (*p) {
+		size_t len;
+
+		p++;	/* the '/' */
+		len = strcspn(p, "/");
+		if (!len || (len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		p += len;
+	}
+	return true;
+}
+
+/* Is @name in @parent a symlink? */
+static bool is_link_at(int parent, const char *name)
+{
+	struct stat st;
+
+	return !fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode);
+}
+
+/*
+ * Open the directory @rel (relative, components separated by single '/')
+ * below @fd as O_PATH, one component at a time and never through a symlink.
+ */
+static int walk_dirs(int fd, const char *rel, size_t rellen)
+{
+	char name[NAME_MAX + 1];
+	const char *p = rel, *end = rel + rellen;
+	int cur = dup(fd);
+
+	if (cur < 0)
+		return -errno;
+	while (p < end) {
+		size_t len = strcspn(p, "/");
+		int next;
+
+		if (len > NAME_MAX || p + len > end) {
+			close(cur);
+			return -ENAMETOOLONG;
+		}
+		memcpy(name, p, len);
+		name[len] = '\0';
+		next = openat(cur, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			int err = -errno;
+
+			if ((err == -ENOTDIR || err == -ELOOP) && is_link_at(cur, name))
+				err = -ELOOP;
+			close(cur);
+			return err;
+		}
+		close(cur);
+		cur = next;
+		p += len;
+		if (*p == '/')
+			p++;
+	}
+	return cur;
+}
+
+int writer_add_root(struct writer *w, const char *abs_dir)
+{
+	size_t len = strlen(abs_dir);
+	char dir[PATH_MAX];
+	int fd, rootfd;
+
+	while (len > 1 && abs_dir[len - 1] == '/')
+		len--;
+	if (len >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, abs_dir, len);
+	dir[len] = '\0';
+	/* "/" would allow every file on the host */
+	if (len <= 1 || !clean_path(dir))
+		return -EINVAL;
+	for (size_t i = 0; i < w->nroots; i++)
+		if (!strcmp(w->roots[i], dir))
+			return 0;
+	if (w->nroots == WRITER_ROOTS_MAX)
+		return -ENOSPC;
+	rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return -errno;
+	fd = walk_dirs(rootfd, dir + 1, len - 1);
+	close(rootfd);
+	if (fd < 0)
+		return fd;
+	w->roots[w->nroots] = strdup(dir);
+	if (!w->roots[w->nroots]) {
+		close(fd);
+		return -ENOMEM;
+	}
+	w->rootfds[w->nroots++] = fd;
+	return 0;
+}
+
+/* The longest root @path lies below, or -1; *@rel gets the rest of @path. */
+static int find_root(const struct writer *w, const char *path, const char **rel)
+{
+	size_t best_len = 0;
+	int best = -1;
+
+	if (!clean_path(path))
+		return -1;
+	for (size_t i = 0; i < w->nroots; i++) {
+		size_t len = strlen(w->roots[i]);
+
+		if (len > best_len && !strncmp(path, w->roots[i], len) && path[len] == '/') {
+			best = (int)i;
+			best_len = len;
+		}
+	}
+	if (best >= 0)
+		*rel = path + best_len + 1;
+	return best;
+}
+
+bool writer_allowed(const struct writer *w, const char *path)
+{
+	const char *rel;
+
+	return find_root(w, path, &rel) >= 0;
+}
+
+/* The openat2-less way: walk the dirs, then open the file with O_NOFOLLOW. */
+static int open_walk(int rootfd, const char *rel, int flags)
+{
+	const char *slash = strrchr(rel, '/');
+	const char *name = slash ? slash + 1 : rel;
+	int dirfd, fd, err;
+
+	dirfd = walk_dirs(rootfd, rel, slash ? (size_t)(slash - rel) : 0);
+	if (dirfd < 0)
+		return dirfd;
+	fd = openat(dirfd, name, flags | O_NOFOLLOW);
+	err = fd < 0 ? -errno : 0;
+	if (err == -ENOTDIR && is_link_at(dirfd, name))
+		err = -ELOOP;
+	close(dirfd);
+	return err ? err : fd;
+}
+
+static int open_beneath(int rootfd, const char *rel, int flags)
+{
+	struct open_how how = {
+		.flags = (unsigned int)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd;
+
+	if (!force_walk) {
+		fd = syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
+		if (fd >= 0)
+			return (int)fd;
+		if (errno != ENOSYS)
+			return -errno;
+	}
+	return open_walk(rootfd, rel, flags | O_CLOEXEC);
+}
+
+/* Count and log a failed open or I/O as refused, vanished or failed. */
+static int account(struct writer *w, const char *path, int err)
+{
+	switch (err) {
+	case -ELOOP:
+	case -EXDEV:
+		w->refused++;
+		log_warn("%s: refused: a symlink on the way", path);
+		return -ELOOP;
+	case -ENOENT:
+	case -ENODEV:
+	case -ESRCH:
+		/* the cgroup went away with its pod: normal */
+		w->vanished++;
+		log_debug("%s: vanished", path);
+		return -ENOENT;
+	default:
+		w->failed++;
+		log_warn("%s: %s", path, strerror(-err));
+		return err;
+	}
+}
+
+static int refuse_outside(struct writer *w, const char *path)
+{
+	w->refused++;
+	log_warn("%s: refused: not below an allowed root", path);
+	return -EPERM;
+}
+
+/* Open @path under its root; errors are counted and logged. */
+static int open_checked(struct writer *w, const char *path, int flags)
+{
+	const char *rel;
+	int root = find_root(w, path, &rel);
+	int fd;
+
+	if (root < 0)
+		return refuse_outside(w, path);
+	fd = open_beneath(w->rootfds[root], rel, flags);
+	return fd < 0 ? account(w, path, fd) : fd;
+}
+
+static void trim_end(char *s)
+{
+	size_t len = strlen(s);
+
+	while (len && strchr(" \t\r\n", s[len - 1]))
+		s[--len] = '\0';
+}
+
+int writer_read(struct writer *w, const char *path, char *buf, size_t len)
+{
+	size_t got = 0;
+	int fd;
+
+	if (!len)
+		return -EINVAL;
+	fd = open_checked(w, path, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	for (;;) {
+		ssize_t n = read(fd, buf + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = -errno;
+
+			close(fd);
+			return account(w, path, err);
+		}
+		if (!n)
+			break;
+		got += (size_t)n;
+		if (got == len) {
+			close(fd);
+			return account(w, path, -EFBIG);
+		}
+	}
+	close(fd);
+	buf[got] = '\0';
+	trim_end(buf);
+	return 0;
+}
+
+/*
+ * One write() of @value: cgroup files parse each write on its own. An empty
+ * value is written as "\n" so that the kernel does see a write.
+ */
+static int write_value(struct writer *w, const char *path, const char *value)
+{
+	const char *buf = *value ? value : "\n";
+	size_t len = strlen(buf);
+	ssize_t n;
+	int fd, err = 0;
+
+	/* O_TRUNC as a shell's ">": no-op on cgroupfs, exact content elsewhere */
+	fd = open_checked(w, path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return fd;
+	n = write(fd, buf, len);
+	if (n < 0)
+		err = -errno;
+	else if ((size_t)n != len)
+		err = -EIO;
+	close(fd);
+	if (err)
+		return account(w, path, err);
+	w->writes++;
+	return 0;
+}
+
+int writer_raw(struct writer *w, const char *path, const char *value)
+{
+	int err;
+
+	if (w->dry_run) {
+		if (!writer_allowed(w, path))
+			return refuse_outside(w, path);
+		log_info("would write %s to %s", value, path);
+		return 0;
+	}
+	err = write_value(w, path, value);
+	if (!err)
+		log_info("%s: wrote %s", path, value);
+	return err;
+}
+
+static bool same_value(const char *cur, const char *value)
+{
+	size_t len = strlen(value);
+
+	while (len && strchr(" \t\r\n", value[len - 1]))
+		len--;
+	return strlen(cur) == len && !strncmp(cur, value, len);
+}
+
+/* Journal @cur as @path's original unless it is already; 0 or the error. */
+static int journal_first(struct writer *w, const char *path, const char *cur)
+{
+	int err;
+
+	if (!w->journal || journal_has(w->journal, path))
+		return 0;
+	err = journal_record(w->journal, path, cur);
+	if (err) {
+		w->failed++;
+		log_warn("%s: left unchanged: cannot journal its value: %s", path, strerror(-err));
+	}
+	return err;
+}
+
+int writer_set(struct writer *w, const char *path, const char *value)
+{
+	char *cur = malloc(JOURNAL_VALUE_MAX);
+	int err;
+
+	if (!cur)
+		return -ENOMEM;
+	err = writer_read(w, path, cur, JOURNAL_VALUE_MAX);
+	if (err)
+		goto out;
+	if (same_value(cur, value)) {
+		w->skipped++;
+		err = 1;
+		goto out;
+	}
+	if (w->dry_run) {
+		log_info("would write %s to %s (now %s)", value, path, cur);
+		goto out;
+	}
+	err = journal_first(w, path, cur);
+	if (err)
+		goto out;
+	err = write_value(w, path, value);
+	if (!err)
+		log_info("%s: %s -> %s", path, cur, value);
+out:
+	free(cur);
+	return err;
+}
+
+static int restore_one(void *ctx, const char *path, const char *value)
+{
+	return writer_raw(ctx, path, value);
+}
+
+int writer_restore_all(struct writer *w)
+{
+	if (!w->journal)
+		return 0;
+	if (w->dry_run) {
+		log_info("would restore %zu values", w->journal->n);
+		return (int)w->journal->n;
+	}
+	return journal_restore(w->journal, restore_one, w);
+}
+
+void writer_free(struct writer *w)
+{
+	for (size_t i = 0; i < w->nroots; i++) {
+		free(w->roots[i]);
+		w->roots[i] = NULL;
+		if (w->rootfds[i] >= 0)
+			close(w->rootfds[i]);
+		w->rootfds[i] = -1;
+	}
+	w->nroots = 0;
+}
