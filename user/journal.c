@@ -84,12 +84,17 @@ static const char *bad_value(const char *value, size_t len)
 	return NULL;
 }
 
-bool journal_has(const struct journal *j, const char *path)
+const char *journal_original(const struct journal *j, const char *path)
 {
 	for (size_t i = 0; i < j->n; i++)
 		if (!strcmp(j->v[i].path, path))
-			return true;
-	return false;
+			return j->v[i].value;
+	return NULL;
+}
+
+bool journal_has(const struct journal *j, const char *path)
+{
+	return journal_original(j, path);
 }
 
 static void entry_free(struct journal_entry *e)

@@ -41,6 +41,8 @@ void journal_init(struct journal *j);
 int journal_open(struct journal *j, const char *dir);
 /* Is @path journaled already? */
 bool journal_has(const struct journal *j, const char *path);
+/* @path's original value (what a rollback puts back), NULL when not journaled. */
+const char *journal_original(const struct journal *j, const char *path);
 /*
  * Add @path's original @value and make it durable before returning (0 at
  * once when @path is journaled already: the first value is the original).
