@@ -62,10 +62,14 @@ struct cpu_topo {
 	int ncpus;			/* highest possible CPU + 1, <= CPU_SETSIZE */
 	cpu_set_t online;
 	int core[CPU_SETSIZE];		/* core id (unique across packages), -1 offline */
-	int pkg[CPU_SETSIZE];		/* physical package id */
-	int node[CPU_SETSIZE];		/* NUMA node, 0 without NUMA */
+	int pkg[CPU_SETSIZE];		/* physical package id (0 when unknown), -1 offline */
+	int node[CPU_SETSIZE];		/* NUMA node, 0 without NUMA, -1 offline */
 };
-/* Read @sysfs_cpu (normally /sys/devices/system/cpu); tests pass a fake tree. */
+/*
+ * Read @sysfs_cpu (normally /sys/devices/system/cpu); tests pass a fake tree.
+ * Needs "online"; "possible" and per-CPU topology are optional (a CPU
+ * without core_id is a core of its own). Returns 0 or a negative errno.
+ */
 int cpu_topo_read(struct cpu_topo *t, const char *sysfs_cpu);
 
 /*
@@ -75,7 +79,13 @@ int cpu_topo_read(struct cpu_topo *t, const char *sysfs_cpu);
  * Fewer than @n when @cand is smaller. Returns the number chosen.
  */
 int cpuset_choose(const struct cpu_topo *t, const cpu_set_t *cand, int n, cpu_set_t *out);
-/* "0-3,8,10-11" <-> set; parse returns -EINVAL on malformed text or a CPU >= CPU_SETSIZE. */
+/*
+ * "0-3,8,10-11" <-> set ("" is the empty set; surrounding whitespace is
+ * fine). Parse returns -EINVAL, and an empty @out, on malformed text, a
+ * reversed range or a CPU >= CPU_SETSIZE. Format returns the length written
+ * (without the NUL), or -ENOSPC (and "" in @buf when @len > 0) when it does
+ * not fit.
+ */
 int cpuset_parse(const char *s, cpu_set_t *out);
 int cpuset_format(const cpu_set_t *set, char *buf, size_t len);
 
