@@ -71,6 +71,8 @@ int act_quota_read(struct enforcer *e, const char *rel, long *quota_us);
 int act_quota_write(struct enforcer *e, const char *rel, long quota_us);
 /* The quota file of @rel: the one a rollback or release restores. */
 int act_quota_path(const struct enforcer *e, const char *rel, char *path, size_t len);
+/* May the writer write below @rel (its cpu hierarchy directory is under a root)? */
+bool act_allowed(const struct enforcer *e, const char *rel);
 /* A container's CPU use in the window, in cores. */
 double act_used_cores(const struct window *w, __u64 cgid);
 

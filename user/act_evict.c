@@ -80,7 +80,7 @@ static struct evict_candidate *candidates(struct enforcer *e, const struct windo
 	if (!v)
 		return NULL;
 	for (i = 0; i < t->n; i++) {
-		if (!candidate(&t->v[i]))
+		if (!candidate(&t->v[i]) || !act_allowed(e, t->v[i].path))
 			continue;
 		v[(*n)++] = (struct evict_candidate){
 			.path = t->v[i].path,

@@ -30,8 +30,8 @@ static struct target *target_get(struct enforcer *e, const struct culprit *c,
 	for (i = 0; i < e->ntg; i++)
 		if (e->tg[i].cgid == c->cgid)
 			return &e->tg[i];
-	if (!ct)
-		return NULL;
+	if (!ct || !act_allowed(e, ct->path))
+		return NULL;	/* not ours to touch */
 	v = realloc(e->tg, (e->ntg + 1) * sizeof(*v));
 	if (!v)
 		return NULL;

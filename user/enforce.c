@@ -149,6 +149,13 @@ int act_quota_write(struct enforcer *e, const char *rel, long quota_us)
 	return writer_set(e->w, path, val);
 }
 
+bool act_allowed(const struct enforcer *e, const char *rel)
+{
+	char path[PATH_MAX];
+
+	return !act_path(path, sizeof(path), e->h->cpu, rel, NULL) && writer_allowed(e->w, path);
+}
+
 double act_used_cores(const struct window *w, __u64 cgid)
 {
 	const struct cg_window *cw = window_find(w, cgid);
@@ -235,7 +242,6 @@ static void roots_add(struct enforcer *e, const char *rel, size_t len)
  */
 static void find_roots(struct enforcer *e, const struct container_table *t)
 {
-	char probe[PATH_MAX];
 	size_t i, j;
 	bool inside;
 
@@ -259,8 +265,7 @@ static void find_roots(struct enforcer *e, const struct container_table *t)
 	}
 	/* only where the writer may write */
 	for (i = 0; i < e->nroots;) {
-		if (!act_path(probe, sizeof(probe), e->h->cpu, e->roots[i], NULL) &&
-		    writer_allowed(e->w, probe)) {
+		if (act_allowed(e, e->roots[i])) {
 			i++;
 			continue;
 		}
