@@ -16,8 +16,7 @@
 #include <unistd.h>
 #include "cgroup.h"
 
-/* Whether @list, split at any of @seps, holds @word as a whole item. */
-static bool has_word(const char *list, const char *word, const char *seps)
+bool list_has_word(const char *list, const char *word, const char *seps)
 {
 	size_t n = strlen(word);
 
@@ -55,17 +54,7 @@ static void unescape_octal(char *s)
 	*w = '\0';
 }
 
-struct mount_entry {
-	char *point;		/* unescaped */
-	char *fstype;
-	char *super_opts;
-};
-
-/*
- * proc(5): "id parent maj:min root point opts [optional...] - fstype source
- * super_opts". Fields are split in place; false for a malformed line.
- */
-static bool parse_mountinfo_line(char *line, struct mount_entry *m)
+bool mountinfo_parse_line(char *line, struct mount_entry *m)
 {
 	char *tok = NULL;
 	int i;
@@ -107,18 +96,18 @@ int cpu_hierarchy_from_mountinfo(FILE *mountinfo, struct cpu_hierarchy *out,
 	int r = -ENOENT;
 
 	while (getline(&line, &cap, mountinfo) >= 0) {
-		if (!parse_mountinfo_line(line, &m) || strlen(m.point) >= sizeof(v1))
+		if (!mountinfo_parse_line(line, &m) || strlen(m.point) >= sizeof(v1))
 			continue;
 		if (!strcmp(m.fstype, "cgroup2")) {
 			/* cgroup.controllers lists what the root can hand down. */
 			if (controllers_of && !controllers_of(m.point, ctl, sizeof(ctl)) &&
-			    has_word(ctl, "cpu", " \t\n")) {
+			    list_has_word(ctl, "cpu", " \t\n")) {
 				set_hierarchy(out, m.point, 2);
 				r = 0;
 				break;
 			}
 		} else if (!strcmp(m.fstype, "cgroup") && !v1[0] &&
-			   has_word(m.super_opts, "cpu", ",")) {
+			   list_has_word(m.super_opts, "cpu", ",")) {
 			strcpy(v1, m.point);
 		}
 	}
@@ -135,7 +124,7 @@ int cpu_hierarchy_from_mountinfo(FILE *mountinfo, struct cpu_hierarchy *out,
 	return 0;
 }
 
-static int read_controllers(const char *mnt, char *buf, size_t len)
+int cgroup_read_controllers(const char *mnt, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 	ssize_t n;
@@ -195,7 +184,7 @@ int cpu_hierarchy_find(const char *override, struct cpu_hierarchy *out)
 	f = fopen("/proc/self/mountinfo", "re");
 	if (!f)
 		return -errno;
-	r = cpu_hierarchy_from_mountinfo(f, out, read_controllers);
+	r = cpu_hierarchy_from_mountinfo(f, out, cgroup_read_controllers);
 	fclose(f);
 	return r;
 }

@@ -4,6 +4,8 @@
 #define KOORD_CGROUP_H
 
 #include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include "classify.h"
 
@@ -19,6 +21,22 @@ struct cpu_hierarchy {
  * options name "cpu" (alone or co-mounted, e.g. "cpu,cpuacct").
  * Returns 0, -ENOENT when no hierarchy carries cpu, or -EIO on a read error.
  */
+/* Whether @list, split at any of @seps, holds @word as a whole item. */
+bool list_has_word(const char *list, const char *word, const char *seps);
+
+struct mount_entry {
+	char *point;		/* unescaped */
+	char *fstype;
+	char *super_opts;
+};
+/*
+ * proc(5): "id parent maj:min root point opts [optional...] - fstype source
+ * super_opts". Fields are split in place; false for a malformed line.
+ */
+bool mountinfo_parse_line(char *line, struct mount_entry *m);
+/* A cgroup2 mount's root cgroup.controllers into @buf (one read, NUL-terminated). */
+int cgroup_read_controllers(const char *mnt, char *buf, size_t len);
+
 int cpu_hierarchy_from_mountinfo(FILE *mountinfo, struct cpu_hierarchy *out,
 				 int (*controllers_of)(const char *mnt, char *buf, size_t len));
 

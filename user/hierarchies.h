@@ -14,10 +14,11 @@ struct hierarchies {
 	/* mount point of the hierarchy carrying each controller; "" when none */
 	char cpu[PATH_MAX];
 	char cpuset[PATH_MAX];
-	char freezer[PATH_MAX];
+	char freezer[PATH_MAX];	/* the v1 freezer's, else the unified mount (cgroup.freeze) */
 	char memory[PATH_MAX];
-	char unified[PATH_MAX];	/* the cgroup2 mount, "" when none */
-	int cpu_version;	/* 1 or 2 */
+	/* the cgroup2 mount, "" when none: /sys/fs/cgroup(/unified), else the first */
+	char unified[PATH_MAX];
+	int cpu_version;	/* 1 or 2; 0 when none */
 	int cpuset_version, memory_version;
 };
 
@@ -25,7 +26,8 @@ struct hierarchies {
  * From a mountinfo stream: a v1 controller is where a cgroup mount's super
  * options name it; a controller listed in the cgroup2 root's
  * cgroup.controllers (read through @controllers_of, which tests replace) is
- * on the unified mount unless a v1 mount has it. Returns 0 or -EIO.
+ * on the unified mount unless a v1 mount has it. A machine without cgroups
+ * gives all "" and 0. Returns 0, or -EIO on a read error (@h then zeroed).
  */
 int hierarchies_from_mountinfo(FILE *mountinfo, struct hierarchies *h,
 			       int (*controllers_of)(const char *mnt, char *buf, size_t len));
