@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <unistd.h>
+#include "daemonlib.h"
 #include "testlib.h"
 
 #define LS_CTR	"kubepods/burstable/pod5f6e3c1a-4444-4a4a-9b9b-0123456789ab/probe"
@@ -59,43 +60,12 @@ static void write_config(const char *be, const char *own)
 
 static void start_daemon(const char *extra)
 {
-	char listen[64];
-
-	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
-	fflush(NULL);
-	daemon_pid = fork();
-	if (!daemon_pid) {
-		int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
-
-		dup2(fd, 1);
-		dup2(fd, 2);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		execl("build/koord-bpf", "koord-bpf", "--config", cfg_path, "--listen", listen,
-		      extra, (char *)NULL);
-		_exit(127);
-	}
+	daemon_pid = daemon_start(cfg_path, log_path, port, extra);
 }
 
-/* SIGTERM (or SIGKILL) the daemon; its exit status, -1 when it did not exit in 10 s. */
 static int stop_daemon(int sig)
 {
-	int st, i;
-
-	kill(daemon_pid, sig);
-	for (i = 0; i < 100; i++) {
-		if (waitpid(daemon_pid, &st, WNOHANG) == daemon_pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		sleep_ms(100);
-	}
-	kill(daemon_pid, SIGKILL);
-	waitpid(daemon_pid, NULL, 0);
-	return -1;
-}
-
-static bool daemon_alive(void)
-{
-	return waitpid(daemon_pid, NULL, WNOHANG) == 0;
+	return daemon_stop(daemon_pid, sig);
 }
 
 static bool read_is(const char *r, const char *file, const char *want)
@@ -117,128 +87,12 @@ static bool wait_value(const char *r, const char *file, const char *want, unsign
 
 static bool log_has(const char *needle)
 {
-	char buf[1 << 16];
-	int fd = open(log_path, O_RDONLY);
-	ssize_t n, off = 0;
-	bool found = false;
-
-	if (fd < 0)
-		return false;
-	/* scan in overlapping chunks: the log may be larger than the buffer */
-	while ((n = pread(fd, buf, sizeof(buf) - 1, off)) > 0) {
-		buf[n] = '\0';
-		if (strstr(buf, needle)) {
-			found = true;
-			break;
-		}
-		if (n < (ssize_t)sizeof(buf) - 1)
-			break;
-		off += n - 512;
-	}
-	close(fd);
-	return found;
+	return file_has(log_path, needle, 0);
 }
 
 static bool wait_log(const char *needle, unsigned int ms)
 {
-	for (; ms; ms -= ms < 100 ? ms : 100) {
-		if (log_has(needle))
-			return true;
-		sleep_ms(100);
-	}
-	return log_has(needle);
-}
-
-/* GET @path from the daemon; the body in @buf, the status as the return value (-1: no answer). */
-static int http_get(const char *path, char *buf, size_t len)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	size_t got = 0;
-	int fd, status = -1;
-	ssize_t n;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	dprintf(fd, "GET %s HTTP/1.0\r\n\r\n", path);
-	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0)
-		got += n;
-	buf[got] = '\0';
-	close(fd);
-	sscanf(buf, "HTTP/1.%*d %d", &status);
-	return status;
-}
-
-/* Every writable setting of every cgroup in the test tree, as one string. */
-static const char *const settings[] = {
-	"cpu.idle", "cpu.shares", "cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.weight", "cpu.max",
-};
-
-static void snapshot_dir(const char *abs, FILE *out)
-{
-	char path[PATH_MAX + 300], buf[256];
-	struct dirent *de;
-	size_t i;
-	DIR *d;
-	int fd;
-	ssize_t n;
-
-	for (i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", abs, settings[i]);
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		buf[n > 0 ? n : 0] = '\0';
-		fprintf(out, "%s=%s", path, buf);
-	}
-	d = opendir(abs);
-	while (d && (de = readdir(d))) {
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", abs, de->d_name);
-		snapshot_dir(path, out);
-	}
-	if (d)
-		closedir(d);
-}
-
-static char *snapshot(void)
-{
-	char abs[PATH_MAX + 64], *s = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&s, &len);
-
-	snprintf(abs, sizeof(abs), "%s%s", hier.root, test_cgroup_base(&hier));
-	snapshot_dir(abs, f);
-	fclose(f);
-	return s;
-}
-
-/* The probe's run-queue waits over MEASURE_MS, read with ftrace. */
-static void probe_tail(pid_t probe, __u64 *p999, __u64 *max, size_t *n)
-{
-	struct ftrace_waits fw = {};
-	__u64 *v;
-
-	*p999 = *max = *n = 0;
-	if (ftrace_start(probe))
-		return;
-	sleep_ms(MEASURE_MS);
-	if (ftrace_stop(probe, &fw) || !fw.n)
-		return;
-	v = malloc(fw.n * sizeof(*v));
-	memcpy(v, fw.len_ns, fw.n * sizeof(*v));
-	*n = fw.n;
-	*p999 = quantile(v, fw.n, 0.999);
-	*max = quantile(v, fw.n, 1.0);
-	free(v);
-	ftrace_waits_free(&fw);
+	return file_has(log_path, needle, ms);
 }
 
 /* Default settings: the tail drops, roots are respected, SIGTERM restores. */
@@ -249,13 +103,13 @@ static void test_default(pid_t probe, const char *before)
 	char body[1 << 16], *after;
 	int rc;
 
-	probe_tail(probe, &b999, &bmax, &bn);
+	probe_tail(probe, MEASURE_MS, &b999, &bmax, &bn);
 	write_config("", "");
 	start_daemon(NULL);
 	check(wait_value(BE_ROOT, "cpu.idle", "1", 8000),
 	      "default settings: the BE root becomes a SCHED_IDLE group");
 	sleep_ms(1000);
-	probe_tail(probe, &a999, &amax, &an);
+	probe_tail(probe, MEASURE_MS, &a999, &amax, &an);
 	printf("# probe waits (ftrace): before p99.9 %.1f us max %.1f us (%zu waits); "
 	       "after p99.9 %.1f us max %.1f us (%zu waits); factors %.1fx %.1fx\n",
 	       b999 / 1e3, bmax / 1e3, bn, a999 / 1e3, amax / 1e3, an,
@@ -266,12 +120,12 @@ static void test_default(pid_t probe, const char *before)
 	check(a999 * 2 < b999, "its p99.9 wait fell at least 2x (%.1f -> %.1f us)", b999 / 1e3,
 	      a999 / 1e3);
 	check(read_is(OTHER_BE, "cpu.idle", "0"), "a BE root outside cgroupRoots is left alone");
-	check(http_get("/metrics", body, sizeof(body)) == 200 &&
+	check(http_get(port, "/metrics", body, sizeof(body)) == 200 &&
 	      strstr(body, "koord_bpf_be_wakeup_priority 1") &&
 	      strstr(body, "koord_bpf_actions_total "), "/metrics shows the action");
 	rc = stop_daemon(SIGTERM);
 	check(rc == 0, "SIGTERM: the daemon exits 0 (got %d)", rc);
-	after = snapshot();
+	after = cgroup_snapshot(&hier);
 	check(!strcmp(before, after), "SIGTERM: every cgroup value is back to its original");
 	free(after);
 	check(log_has("every cgroup value written is back"), "SIGTERM: the restore is logged");
@@ -303,7 +157,7 @@ static void test_crash(const char *before)
 	check(wait_value(BE_ROOT, "cpu.idle", "0", 8000), "the next start restores the value");
 	check(wait_log("a previous run did not stop cleanly", 2000), "and says why");
 	check(access(journal, F_OK) && errno == ENOENT, "the replayed journal is removed");
-	after = snapshot();
+	after = cgroup_snapshot(&hier);
 	check(!strcmp(before, after), "after the replay every cgroup value is the original");
 	free(after);
 	rc = stop_daemon(SIGTERM);
@@ -318,7 +172,7 @@ static void test_dry_run(const char *before)
 	start_daemon("--dry-run");
 	check(wait_log("would write 1 to", 8000), "--dry-run logs what it would write");
 	sleep_ms(1500);
-	after = snapshot();
+	after = cgroup_snapshot(&hier);
 	check(!strcmp(before, after), "--dry-run writes nothing");
 	free(after);
 	check(stop_daemon(SIGTERM) == 0, "--dry-run stops cleanly");
@@ -357,7 +211,7 @@ static void test_target_vanish(pid_t *probe, pid_t *hog)
 	snprintf(body, sizeof(body), "%s%s", hier.root, rel(BE_CTR));
 	rmdir(body);
 	sleep_ms(3000);
-	check(daemon_alive() && http_get("/healthz", body, sizeof(body)) == 200,
+	check(daemon_alive(daemon_pid) && http_get(port, "/healthz", body, sizeof(body)) == 200,
 	      "the daemon survives its culprit and victim disappearing");
 	check(stop_daemon(SIGTERM) == 0, "and stops cleanly");
 }
@@ -400,7 +254,7 @@ int main(void)
 	hog = spawn(&hier, rel(BE_CTR), 0, WL_HOG, 0);
 	if (probe < 0 || hog < 0)
 		return 1;
-	before = snapshot();
+	before = cgroup_snapshot(&hier);
 	test_default(probe, before);
 	test_crash(before);
 	test_dry_run(before);
@@ -410,7 +264,7 @@ int main(void)
 	test_target_vanish(&probe, &hog);
 	test_cgroup_make(&hier, BE_CTR);
 	test_evict();
-	if (daemon_alive())
+	if (daemon_alive(daemon_pid))
 		stop_daemon(SIGKILL);
 	printf("# daemon log: %s\n", log_path);
 	free(before);
