@@ -77,21 +77,28 @@ struct koord_config {
 	} eviction;
 };
 
-/* Koordinator's and koord-bpf's defaults (be.enable false: the daemon only measures). */
+/*
+ * Koordinator's and koord-bpf's defaults (be.enable false: the daemon only
+ * measures). Strings are allocated; @c must hold no allocations (fresh, or
+ * after config_free()).
+ */
 void config_defaults(struct koord_config *c);
 
 /*
- * Read @path into @c (defaults first). On error returns -EINVAL (or the
- * errno of the read) and writes "FILE: FIELD: REASON" into @err; @c is then
- * freed and left at defaults. Unknown NodeSLO sections are skipped with a
- * log_info note; unknown fields in koordBPF and resourceUsedThresholdWithBE
- * are errors. Accepts the NodeSLO spec itself, or a whole NodeSLO object
- * ({"kind": "NodeSLO", "spec": {...}}).
+ * Read @path into @c (defaults first; @c as for config_defaults(), so a
+ * reload parses into a second struct). On error returns -EINVAL (or
+ * -ENOMEM, or the -errno of the read) and writes "FILE: FIELD: REASON" into
+ * @err (may be NULL); @c is then freed and left at defaults. Unknown NodeSLO
+ * sections are skipped with a log_info note; unknown fields in koordBPF and
+ * resourceUsedThresholdWithBE are errors. Accepts the NodeSLO spec itself,
+ * or a whole NodeSLO object ({"kind": "NodeSLO", "spec": {...}}); koordBPF
+ * may also sit in spec.extensions, where a cluster keeps it.
  */
 int config_load(const char *path, struct koord_config *c, char *err, size_t errlen);
-/* The same from a string (@name stands for the file in messages). */
+/* The same from @len bytes of @text (@name stands for the file in messages). */
 int config_parse(const char *name, const char *text, size_t len, struct koord_config *c,
 		 char *err, size_t errlen);
+/* Frees strings, rules and the hook argv; safe twice. */
 void config_free(struct koord_config *c);
 
 #endif
