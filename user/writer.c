@@ -261,8 +261,13 @@ int writer_read(struct writer *w, const char *path, char *buf, size_t len)
 	size_t got = 0;
 	int fd;
 
+	const char *rel;
+
 	if (!len)
 		return -EINVAL;
+	/* a read outside the roots harms nothing: refused quietly, not counted */
+	if (find_root(w, path, &rel) < 0)
+		return -EPERM;
 	fd = open_checked(w, path, O_RDONLY);
 	if (fd < 0)
 		return fd;
