@@ -28,7 +28,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(wildcard tests/unit/tes
 BPF_TESTS  := $(patsubst tests/bpf/%.c,$(OUT)/tests/%,$(wildcard tests/bpf/*.c))
 TESTLIB_OBJS := $(patsubst tests/lib/%.c,$(OUT)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 
-.PHONY: all deps run test unit-test bpf-test vmlinux clean
+.PHONY: all deps run demo test unit-test bpf-test vmlinux clean
 .DELETE_ON_ERROR:
 .SECONDARY: $(TESTLIB_OBJS)
 
@@ -89,6 +89,14 @@ $(OUT)/tests/%: tests/bpf/%.c $(TESTLIB_OBJS) $(OUT)/libkoord.a
 # Run koord-interference on the live machine for a few seconds.
 run: all
 	$(OUT)/koord-interference -d 5
+
+# The main job, end to end on this machine (root): scripts/demo.c.
+$(OUT)/koord-demo: scripts/demo.c $(TESTLIB_OBJS) $(OUT)/libkoord.a
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(TESTLIB_OBJS) $(OUT)/libkoord.a $(LDLIBS) -o $@
+
+demo: all $(OUT)/koord-demo
+	$(Q)$(OUT)/koord-demo
 
 test: unit-test bpf-test vm-test-ci
 
