@@ -45,7 +45,7 @@ vm-test: vm-static
 # the required kernel, Debian 12's own 6.1, with the test
 # programs that are reliable under TCG (their timing checks know
 # KOORD_TEST_EMULATED; docs/vm-test.md); `make vm-test` runs them all.
-VM_CI_TESTS ?= test_runq
+VM_CI_TESTS ?= test_runq test_evict
 vm-test-ci: vm-static
 	VM_TESTS="$(VM_CI_TESTS)" scripts/vm-test.sh --no-build --kernels 6.1
 

@@ -441,6 +441,38 @@ static void test_hook(void)
 }
 
 /* The state letter of /proc/PID/stat, 0 when the process is gone. */
+/* The daemon's quota action goes through the same writer: cpu.max on v2, cpu.cfs_quota_us on v1. */
+static char quota_dir[PATH_MAX + 100], quota_path[PATH_MAX + 200], quota_orig[64];
+static const char *quota_file;
+
+static void test_quota(void)
+{
+	bool v2 = hier.cpu_version == 2;
+	const char *want = v2 ? "20000 100000" : "20000";
+	char buf[64], ctl[PATH_MAX + 200];
+	int fd;
+
+	if (v2) {	/* the cpu controller must reach the test's children */
+		snprintf(ctl, sizeof(ctl), "%s%s/cgroup.subtree_control", hier.cpu, base);
+		fd = open(ctl, O_WRONLY);
+		if (fd >= 0) {
+			check(write(fd, "+cpu", 4) == 4, "cpu controller enabled below the test root");
+			close(fd);
+		}
+	}
+	check(make_cgroup("quota") == 0, "a cgroup for a quota");
+	quota_file = v2 ? "cpu.max" : "cpu.cfs_quota_us";
+	snprintf(quota_dir, sizeof(quota_dir), "%s%s/quota", hier.cpu, base);
+	snprintf(quota_path, sizeof(quota_path), "%s/%s", quota_dir, quota_file);
+	check(writer_read(&w, quota_path, quota_orig, sizeof(quota_orig)) == 0,
+	      "its quota reads (%s)", quota_orig);
+	check(writer_set(&w, quota_path, want) == 0 && journal_has(&journal, quota_path),
+	      "the writer sets %s after journaling the original", want);
+	check(writer_read(&w, quota_path, buf, sizeof(buf)) == 0 && !strcmp(buf, want),
+	      "the kernel took it (%s)", buf);
+	check(writer_set(&w, quota_path, want) == 1, "writing it again changes nothing");
+}
+
 static char proc_state(pid_t pid)
 {
 	char dir[64], buf[512], *p;
@@ -543,6 +575,13 @@ int main(void)
 	test_vanished();
 	test_hook();
 	test_hook_timeout();
-	check(writer_restore_all(&w) == 0, "the journal restores (freezer.state THAWED)");
+	test_quota();
+	check(writer_restore_all(&w) == 0, "the journal restores (freezer.state THAWED, the quota)");
+	{
+		char buf[64];
+
+		check(read_in(quota_dir, quota_file, buf, sizeof(buf)) == 0 && !strcmp(buf, quota_orig),
+		      "the quota is back to its original (%s)", buf);
+	}
 	return test_summary("test_evict");
 }

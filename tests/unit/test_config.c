@@ -150,6 +150,17 @@ static void test_example_default(void **state)
 	config_free(&c);
 }
 
+static void test_example_enforce(void **state)
+{
+	struct koord_config c;
+
+	load_example("enforce.json", &c);
+	assert_true(c.be.enable);
+	assert_int_equal(c.be.cpu_suppress_policy, SUPPRESS_CPUSET);
+	assert_int_equal(c.ncgroup_roots, 3);
+	config_free(&c);
+}
+
 static void test_example_nodeslo(void **state)
 {
 	struct koord_config c;
@@ -780,6 +791,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_example_default),
+		cmocka_unit_test(test_example_enforce),
 		cmocka_unit_test(test_example_nodeslo),
 		cmocka_unit_test(test_forms),
 		cmocka_unit_test(test_values),
