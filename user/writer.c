@@ -370,6 +370,10 @@ int writer_set(struct writer *w, const char *path, const char *value)
 
 	if (!cur)
 		return -ENOMEM;
+	if (!writer_allowed(w, path)) {
+		err = refuse_outside(w, path);
+		goto out;
+	}
 	err = writer_read(w, path, cur, JOURNAL_VALUE_MAX);
 	if (err)
 		goto out;
