@@ -197,6 +197,121 @@ static void test_rollback(void)
 	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
 }
 
+/* The test tree mirrored in the v1 cpuset hierarchy: every level with all CPUs and node 0. */
+static char cpuset_base[PATH_MAX];
+
+static bool put(const char *dir, const char *file, const char *val)
+{
+	char path[PATH_MAX + 300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "w");
+	return f && fputs(val, f) >= 0 && !fclose(f);
+}
+
+static const char *all_cpus(void)
+{
+	static char cpus[32];
+
+	snprintf(cpus, sizeof(cpus), "0-%ld", sysconf(_SC_NPROCESSORS_ONLN) - 1);
+	return cpus;
+}
+
+static bool cpuset_level(const char *dir)
+{
+	return (!mkdir(dir, 0755) || errno == EEXIST) && put(dir, "cpuset.cpus", all_cpus()) &&
+	       put(dir, "cpuset.mems", "0");
+}
+
+/* mkdir -p of @r below the cpuset base, then move @pid into it. */
+static bool cpuset_mirror(const char *r, pid_t pid)
+{
+	char path[PATH_MAX + 300], val[16];
+	const char *p = r;
+	int len;
+
+	if (!cpuset_level(cpuset_base))
+		return false;
+	do {
+		p = strchr(p + 1, '/');
+		len = p ? (int)(p - r) : (int)strlen(r);
+		snprintf(path, sizeof(path), "%s/%.*s", cpuset_base, len, r);
+		if (!cpuset_level(path))
+			return false;
+	} while (p);
+	snprintf(val, sizeof(val), "%d", pid);
+	return put(path, "cgroup.procs", val);
+}
+
+static void cpuset_unmirror(void)
+{
+	char cmd[3 * PATH_MAX];
+
+	/* tasks back to the root cpuset, then the tree, deepest first */
+	snprintf(cmd, sizeof(cmd),
+		 "for f in $(find %s -name cgroup.procs); do for p in $(cat $f); do "
+		 "echo $p > /sys/fs/cgroup/cpuset/cgroup.procs; done; done; "
+		 "find %s -depth -type d -exec rmdir {} + 2>/dev/null", cpuset_base, cpuset_base);
+	if (system(cmd))
+		printf("# could not remove all of %s\n", cpuset_base);
+}
+
+static void read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	if (f && fgets(buf, len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	if (f)
+		fclose(f);
+}
+
+/* Where a cpuset holds the culprit, it is kept off the victim's CPU; SIGTERM puts it back. */
+static void test_target_cpuset(pid_t probe, pid_t hog)
+{
+	char path[2 * PATH_MAX], buf[64];
+
+	snprintf(cpuset_base, sizeof(cpuset_base), "/sys/fs/cgroup/cpuset%s", test_cgroup_base(&hier));
+	if (access("/sys/fs/cgroup/cpuset/cpuset.cpus", F_OK) || sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("# no v1 cpuset hierarchy or one CPU: the cpuset action is not tested here\n");
+		return;
+	}
+	check(cpuset_mirror(BE_CTR, hog) && cpuset_mirror(LS_CTR, probe),
+	      "the pods mirrored in the cpuset hierarchy");
+	write_config("\"cpuSuppressThresholdPercent\": 100",
+		     "\"beWakeupPriority\": false, \"eviction\": {\"enable\": false}, "
+		     "\"interference\": {\"victimP99WaitUs\": 100, \"beStealPercent\": 1, "
+		     "\"sustainedWindows\": 2}");
+	start_daemon(NULL);
+	check(wait_log("kept on CPUs", 15000), "the culprit is kept off its victim's CPU");
+	snprintf(path, sizeof(path), "%s/%s/cpuset.cpus", cpuset_base, BE_CTR);
+	read_line(path, buf, sizeof(buf));
+	check(buf[0] && !strchr(buf, '0'), "the hog's cpuset no longer has CPU 0 (%s)", buf);
+	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+	read_line(path, buf, sizeof(buf));
+	check(!strcmp(buf, all_cpus()), "SIGTERM gives the hog all CPUs back (%s)", buf);
+	cpuset_unmirror();
+}
+
+/* A cgroup hierarchy reached through a symlink is not written. */
+static void test_symlink_root(void)
+{
+	char link[PATH_MAX], arg[PATH_MAX + 32];
+
+	snprintf(link, sizeof(link), "%s-cpu-link", state_dir);
+	check(!symlink(hier.root, link), "a symlink to the cpu hierarchy");
+	snprintf(arg, sizeof(arg), "--cgroup-root=%s", link);
+	write_config("", "");
+	start_daemon(arg);
+	check(wait_log("reached through a symlink", 8000), "the daemon refuses to write through it");
+	sleep_ms(2000);
+	check(read_is(BE_ROOT, "cpu.idle", "0"), "and the BE root is untouched");
+	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+	unlink(link);
+}
+
 /* Targeted action on the hog; then the culprit and the victim vanish. */
 static void test_target_vanish(pid_t *probe, pid_t *hog)
 {
@@ -271,12 +386,14 @@ int main(void)
 	test_default(probe, before);
 	test_crash(before);
 	test_dry_run(before);
+	test_symlink_root();
 	/* a quota hurts a task that only sleeps and wakes (docs/design.md) */
 	stop(probe);
 	probe = spawn(&hier, rel(LS_CTR), 0, WL_PROBE, 1000);
 	test_rollback();
 	stop(probe);
 	probe = spawn(&hier, rel(LS_CTR), 0, WL_SERVER, 1000);
+	test_target_cpuset(probe, hog);
 	test_target_vanish(&probe, &hog);
 	test_cgroup_make(&hier, BE_CTR);
 	test_evict();
