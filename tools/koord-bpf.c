@@ -35,6 +35,7 @@
 #include "writer.h"
 #include "exporter.h"
 #include "log.h"
+#include "privileges.h"
 #include "report.h"
 
 #ifndef KOORD_BPF_VERSION
@@ -1072,6 +1073,8 @@ int main(int argc, char **argv)
 	if (stop)
 		goto out;
 	err = collector_open(&copts, &d.col);
+	if (!err)
+		err = privileges_drop();	/* loaded, attached, perf events open, bound */
 	if (err || stop)
 		goto out;
 	err = collector_set_classes(d.col, &d.table);

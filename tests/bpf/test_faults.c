@@ -10,7 +10,8 @@
  *   by a start with enforcement off: the journal alone must put every value
  *   back;
  * - SIGHUP with a broken config keeps the old one; with one that disables
- *   enforcement, every value is restored.
+ *   enforcement, every value is restored;
+ * - once running, the daemon holds only the capabilities it still uses.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -249,6 +250,42 @@ static void test_kill9(void)
 	remove_dir(dir);
 }
 
+/* A field of /proc/@pid/status as a number (hex for the Cap* masks); -1 when missing. */
+static long long status_field(pid_t pid, const char *field, int base)
+{
+	char path[64], line[256];
+	long long v = -1;
+	size_t n = strlen(field);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':')
+			v = strtoll(line + n + 1, NULL, base);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* After loading and attaching, only the capabilities docs/security.md lists are left. */
+static void check_privileges(pid_t pid)
+{
+	const long long need = 1LL << 1 | 1LL << 5;	/* CAP_DAC_OVERRIDE, CAP_KILL */
+	const long long may = need | 1LL << 21 | 1LL << 39;	/* CAP_SYS_ADMIN or CAP_BPF: probed */
+	long long eff = status_field(pid, "CapEff", 16);
+
+	printf("# daemon CapEff %llx\n", eff);
+	check(eff >= 0 && (eff & need) == need && !(eff & ~may),
+	      "capabilities: CAP_DAC_OVERRIDE and CAP_KILL kept, nothing else but a probed CAP_BPF");
+	check(!(eff & 1LL << 39) == !logged("CAP_BPF", 0) &&
+	      !(eff & 1LL << 21) == !logged("CAP_SYS_ADMIN", 0), "capabilities: the log names what is kept");
+	check(status_field(pid, "CapPrm", 16) == eff && status_field(pid, "CapBnd", 16) == eff &&
+	      status_field(pid, "CapInh", 16) == 0 && status_field(pid, "CapAmb", 16) == 0,
+	      "capabilities: permitted and bounding sets the same, none inheritable or ambient");
+	check(status_field(pid, "NoNewPrivs", 10) == 1, "no_new_privs set (the hook cannot regain any)");
+}
+
 /* SIGHUP: a broken config keeps the old one; one disabling enforcement restores. */
 static void test_reload(void)
 {
@@ -260,7 +297,9 @@ static void test_reload(void)
 	snprintf(dir, sizeof(dir), "%s/state", base);
 	config(true, dir, "", "");
 	pid = start();
-	check(tree_value_is(&hier, BE_ROOT, "cpu.idle", "1", 10000), "reload: the daemon acted");
+	check(tree_value_is(&hier, BE_ROOT, "cpu.idle", "1", 10000),
+	      "reload: the daemon acted (with its capabilities dropped)");
+	check_privileges(pid);
 	f = fopen(cfg_path, "w");
 	if (f) {
 		fputs("{\"resourceUsedThresholdWithBE\": {\"enable\": fals", f);
