@@ -8,34 +8,13 @@
 set -u
 cd "$(dirname "$0")/../.."
 bin=build/koord-bpf
-pass=0 fail=0
-check() { # check DESCRIPTION COMMAND...
-	local d=$1; shift
-	if "$@"; then echo "ok - $d"; pass=$((pass + 1)); else echo "not ok - $d"; fail=$((fail + 1)); fi
-}
+. tests/lib/testlib.sh
 if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root"; exit 77; fi
 if ! command -v valgrind >/dev/null; then echo "valgrind missing: run scripts/deps.sh"; exit 1; fi
 
 tmp=$(mktemp -d /tmp/koord-valgrind-XXXXXX)
-pids=()
-cgdir= root=
-cleanup() {
-	local p
-	[ "$BASHPID" = "$$" ] || exit 1
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	if [ -n "$cgdir" ] && [ -d "$cgdir" ]; then
-		find "$cgdir" -name cgroup.procs -exec sh -c 'for p in $(cat "$1"); do echo $p > "$2/cgroup.procs"; done' _ {} "$root" \; 2>/dev/null
-		find "$cgdir" -depth -type d -exec rmdir {} \; 2>/dev/null
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
 
-root=$(build/koord-interference -d 0.1 --json 2>/dev/null |
-	python3 -c 'import json,sys; print(json.load(sys.stdin)["hierarchy"]["root"])')
-[ -d "$root" ] || { echo "no cpu cgroup hierarchy found"; exit 1; }
+find_root
 rel=/koord-valgrind-$$
 cgdir=$root$rel
 be=$rel/kubepods/besteffort
@@ -56,7 +35,7 @@ snapshot() { # every cpu setting of the tree, one "path:value" a line
 		-o -name cpu.cfs_period_us -o -name cpu.weight -o -name cpu.max \) | sort | xargs grep -H ''
 }
 before=$(snapshot)
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 cat > "$tmp/config.json" <<EOF
 {"resourceUsedThresholdWithBE": {"enable": true, "cpuSuppressPolicy": "cfsQuota",
   "cpuSuppressThresholdPercent": 12},
@@ -106,5 +85,5 @@ if [ $fail -gt 0 ]; then
 	grep -A30 -E '== [A-Z].*(Invalid|uninitialised|unaddressable|definitely)' "$tmp/valgrind.log" | head -80
 fi
 grep -E 'ERROR SUMMARY|definitely lost|total heap usage' "$tmp/valgrind.log" | sed 's/^==[0-9]*==/#/'
-echo "test_valgrind: $pass passed, $fail failed, $(( $(date +%s) - start )) s"
-[ $fail -eq 0 ]
+echo "# $(( $(date +%s) - start )) s"
+summary test_valgrind
