@@ -1,5 +1,5 @@
 # Hardening stages of `make test` (docs/testing.md): the unit tests and the
-# end-to-end daemon test under AddressSanitizer + UndefinedBehaviorSanitizer,
+# end-to-end daemon tests under AddressSanitizer + UndefinedBehaviorSanitizer,
 # and libFuzzer runs of every parser of outside input. Each builds in its own
 # output dir through a sub-make, so the normal build is left alone.
 
@@ -25,7 +25,7 @@ asan-test: deps
 		asan-build
 	$(Q)tests/run-sanitized.sh $(ASAN_OUT)
 
-asan-build: $(UNIT_TESTS) $(OUT)/koord-bpf $(OUT)/tests/test_enforce
+asan-build: $(UNIT_TESTS) $(OUT)/koord-bpf $(OUT)/tests/test_enforce $(OUT)/tests/test_faults
 
 # libFuzzer needs clang; FUZZ_SECONDS per harness.
 fuzz: deps

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run the unit tests and the end-to-end daemon test (test_enforce, against the
-# sanitized daemon) from an ASan+UBSan build in $1. Any sanitizer report, from
+# Run the unit tests and the end-to-end daemon tests (test_enforce and
+# test_faults, against the sanitized daemon) from an ASan+UBSan build in $1. Any sanitizer report, from
 # any process (the daemon included), fails the stage: ASan's are written to
 # $1/reports/, UBSan's (GCC's runtime ignores log_path) are found in the
 # tests' output and the daemon's log; all are printed at the end.
@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 out=${1:-build/asan}
 reports=$out/reports
 mkdir -p "$reports"
+rm -f "$out"/*.out
 export ASAN_OPTIONS="log_path=$PWD/$reports/asan:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:fast_unwind_on_malloc=0"
 export UBSAN_OPTIONS="log_path=$PWD/$reports/ubsan:print_stacktrace=1:halt_on_error=1"
 export KOORD_BPF_BIN=$out/koord-bpf
@@ -22,20 +23,24 @@ done
 tests/run-unit.sh "${units[@]}" >"$reports/../unit.out" 2>&1 || fail=1
 tail -1 "$reports/../unit.out"
 
-echo "== $out/tests/test_enforce (daemon: $KOORD_BPF_BIN)"
-"$out/tests/test_enforce" 2>&1 | tee "$reports/../enforce.out"
-rc=${PIPESTATUS[0]}
-dlog=$(sed -n 's/^# daemon log: //p' "$reports/../enforce.out")
-for f in "$reports/../unit.out" "$reports/../enforce.out" $dlog; do
-	grep -q -e 'runtime error:' -e 'Sanitizer' "$f" &&
+# the end-to-end tests driving the sanitized daemon
+for t in test_enforce test_faults; do
+	echo "== $out/tests/$t (daemon: $KOORD_BPF_BIN)"
+	"$out/tests/$t" 2>&1 | tee "$reports/../$t.out"
+	rc=${PIPESTATUS[0]}
+	if [ $rc -eq 77 ] && [ "${CI:-}" != true ]; then
+		echo "SKIPPED: $t under sanitizers (see the reason above)"
+	elif [ $rc -ne 0 ]; then
+		echo "FAILED: $out/tests/$t"
+		fail=1
+	fi
+done
+# UBSan's reports: in the tests' output and the daemons' logs (named there)
+logs=$(sed -n 's/^# daemon logs*: //p' "$reports"/../test_*.out)
+for f in "$reports"/../*.out $logs; do
+	[ -f "$f" ] && grep -q -e 'runtime error:' -e 'Sanitizer' "$f" &&
 		grep -B2 -A20 -e 'runtime error:' -e 'Sanitizer' "$f" >"$reports/from-$(basename "$f")"
 done
-if [ $rc -eq 77 ] && [ "${CI:-}" != true ]; then
-	echo "SKIPPED: test_enforce under sanitizers (see the reason above)"
-elif [ $rc -ne 0 ]; then
-	echo "FAILED: $out/tests/test_enforce"
-	fail=1
-fi
 
 n=0
 for r in "$reports"/*; do

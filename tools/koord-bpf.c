@@ -788,6 +788,7 @@ static int load_config(const struct options *o, struct koord_config *c, struct c
 		r = config_load(o->config, c, err, sizeof(err));
 		if (r) {
 			log_err("%s", err);
+			config_free(c);	/* a failed load leaves the defaults, allocated */
 			return r;
 		}
 	} else {

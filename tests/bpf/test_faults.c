@@ -37,7 +37,7 @@
 
 static struct cpu_hierarchy hier;
 static char base[] = "/tmp/koord-faults-XXXXXX";
-static char cfg_path[PATH_MAX], log_path[PATH_MAX], roots[PATH_MAX];
+static char cfg_path[PATH_MAX], log_base[PATH_MAX], log_path[PATH_MAX + 16], roots[PATH_MAX];
 static const char *before;	/* the test tree's cpu settings before any daemon ran */
 static int port;
 
@@ -46,11 +46,13 @@ static bool config(bool enable, const char *state_dir, const char *be, const cha
 	return daemon_config(cfg_path, enable, be, roots, state_dir, own);
 }
 
-/* A fresh log, then the daemon. */
+/* The daemon, with a log of its own (BASE.N.log: all kept for a look afterwards). */
 static pid_t start(void)
 {
-	if (truncate(log_path, 0) && errno != ENOENT)
-		printf("# cannot truncate %s: %s\n", log_path, strerror(errno));
+	static int n;
+
+	snprintf(log_path, sizeof(log_path), "%.*s.%d.log", (int)strlen(log_base) - 4, log_base,
+		 ++n);
 	return daemon_start(cfg_path, log_path, port, NULL);
 }
 
@@ -327,7 +329,7 @@ int main(void)
 	char *snap;
 
 	require_bpf_env(&hier);
-	if (!daemon_test_init(base, cfg_path, sizeof(cfg_path), log_path, sizeof(log_path)))
+	if (!daemon_test_init(base, cfg_path, sizeof(cfg_path), log_base, sizeof(log_base)))
 		return 1;
 	port = 20000 + getpid() % 20000;
 	if (!tree_make(&hier, LS_CTR) || !tree_make(&hier, BE_CTR) || !tree_make(&hier, OTHER_BE))
@@ -344,6 +346,6 @@ int main(void)
 	test_kill9();
 	free(snap);
 	rmdir(base);
-	printf("# last daemon log: %s\n", log_path);
+	printf("# daemon logs: %.*s.*.log\n", (int)strlen(log_base) - 4, log_base);
 	return test_summary("test_faults");
 }
