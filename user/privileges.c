@@ -106,7 +106,8 @@ int privileges_drop(void)
 	if (!err && perm & BIT(CAP_SETPCAP))
 		err = bound(keep);
 	else if (!err)
-		log_warn("no CAP_SETPCAP: the bounding set stays (no_new_privs still bars the hook)");
+		log_warn("no CAP_SETPCAP: the bounding set stays "
+			 "(no_new_privs still bars the hook)");
 	if (!err && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
 		err = -errno;	/* EINVAL: no ambient set before 4.3 */
 	if (!err && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))

@@ -41,7 +41,7 @@ bool file_has(const char *path, const char *needle, unsigned int ms);
 bool daemon_test_init(char *base, char *cfg, size_t cfglen, char *log, size_t loglen);
 /* mkdir -p of @r in the test tree. */
 bool tree_make(const struct cpu_hierarchy *h, const char *r);
-/* "/koord-test-PID/" + @r: a cgroup of the test tree, relative to @h's root (4 rotating buffers). */
+/* "/koord-test-PID/" + @r: a cgroup of the test tree, relative to @h's root (4 buffers in turn). */
 const char *tree_path(const struct cpu_hierarchy *h, const char *r);
 /* Does @file of the test tree's cgroup @r read @want (its first line), within @ms? */
 bool tree_value_is(const struct cpu_hierarchy *h, const char *r, const char *file, const char *want,
