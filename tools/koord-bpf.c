@@ -26,8 +26,10 @@
 #include <limits.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "batch_node.h"
 #include "collector.h"
 #include "config.h"
 #include "enforce.h"
@@ -87,6 +89,7 @@ static void usage(FILE *f)
 "and serves the numbers over HTTP:\n"
 "  /metrics         Prometheus text format 0.0.4 (docs/metrics.md)\n"
 "  /api/containers  JSON: the last period's window, koord-interference's schema\n"
+"  /api/batch       JSON: reclaimable batch CPU and memory (Koordinator's usage formula)\n"
 "  /healthz         200 \"ok\" once the first period is done, 503 before\n"
 "\n"
 "  -f, --config FILE       JSON config: a NodeSLO spec plus a koordBPF section\n"
@@ -306,7 +309,7 @@ struct body {
 
 static struct {
 	pthread_mutex_t lock;
-	struct body *metrics, *api;
+	struct body *metrics, *api, *batch;
 	double done_at;		/* CLOCK_MONOTONIC of the last completed period, 0: none yet */
 	double period;
 } shared = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -345,19 +348,22 @@ static struct body *body_new(char *p, size_t len)
 }
 
 /* Replace the published bodies (takes the references passed in). */
-static void publish(struct body *metrics, struct body *api, double done_at)
+static void publish(struct body *metrics, struct body *api, struct body *batch, double done_at)
 {
-	struct body *om, *oa;
+	struct body *om, *oa, *ob;
 
 	pthread_mutex_lock(&shared.lock);
 	om = shared.metrics;
 	oa = shared.api;
+	ob = shared.batch;
 	shared.metrics = metrics;
 	shared.api = api;
+	shared.batch = batch;
 	shared.done_at = done_at;
 	pthread_mutex_unlock(&shared.lock);
 	body_put(om);
 	body_put(oa);
+	body_put(ob);
 }
 
 static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status,
@@ -475,6 +481,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return reply_body(conn, &shared.metrics, "text/plain; version=0.0.4; charset=utf-8");
 	if (!strcmp(url, "/api/containers"))
 		return reply_body(conn, &shared.api, "application/json");
+	if (!strcmp(url, "/api/batch"))
+		return reply_body(conn, &shared.batch, "application/json");
 	if (!strcmp(url, "/healthz")) {
 		pthread_mutex_lock(&shared.lock);
 		done_at = shared.done_at;
@@ -491,8 +499,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (!strcmp(url, "/"))
 		return reply_text(conn, MHD_HTTP_OK,
-				  "koord-bpf: /metrics /api/containers /healthz\n");
-	return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found: /metrics /api/containers /healthz\n");
+				  "koord-bpf: /metrics /api/containers /api/batch /healthz\n");
+	return reply_text(conn, MHD_HTTP_NOT_FOUND,
+			  "not found: /metrics /api/containers /api/batch /healthz\n");
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -522,6 +531,8 @@ struct daemon {
 	struct container_table table;
 	struct sample prev, cur;
 	struct exporter exp;
+	struct batch_node batch;	/* reclaimable batch capacity */
+	struct batch_host bhost;
 	double last_scan, last_work;
 	__u64 scans;
 	__u64 *unresolved;	/* ids unknown after the last walk, sorted */
@@ -587,6 +598,25 @@ static void maybe_rescan(struct daemon *d)
 	d->nunresolved = unknown ? n : 0;
 }
 
+/* @doc as a body: one line of JSON and a newline; @doc is put. NULL on no memory. */
+static char *json_body(json_object *doc, size_t *len)
+{
+	const char *s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN |
+						       JSON_C_TO_STRING_NOSLASHESCAPE);
+	char *out = NULL;
+
+	if (s) {
+		*len = strlen(s) + 1;
+		out = malloc(*len);
+		if (out) {
+			memcpy(out, s, *len - 1);
+			out[*len - 1] = '\n';
+		}
+	}
+	json_object_put(doc);
+	return out;
+}
+
 static char *api_json(struct daemon *d, const struct window *w, size_t *len)
 {
 	json_object *doc = json_object_new_object(), *arr = json_object_new_array();
@@ -595,8 +625,6 @@ static char *api_json(struct daemon *d, const struct window *w, size_t *len)
 	struct suspects sus = {};
 	size_t i, n = report_rows(w, &rows);
 	char verdict[1024];
-	char *out = NULL;
-	const char *s;
 
 	json_object_object_add(doc, "period_s", json_object_new_double(d->cfg.period_s));
 	json_object_object_add(doc, "duration_s", json_object_new_double(w->dur_ns / 1e9));
@@ -628,24 +656,13 @@ static char *api_json(struct daemon *d, const struct window *w, size_t *len)
 		report_verdict(verdict, sizeof(verdict), &sus, &d->table, w->dur_ns);
 		json_object_object_add(doc, "verdict", json_object_new_string(verdict));
 	}
-	s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN |
-					   JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (s) {
-		*len = strlen(s) + 1;
-		out = malloc(*len);
-		if (out) {
-			memcpy(out, s, *len - 1);
-			out[*len - 1] = '\n';
-		}
-	}
-	json_object_put(doc);
 	suspects_free(&sus);
 	free(rows);
-	return out;
+	return json_body(doc, len);
 }
 
-/* The enforcement metrics after the exporter's. */
-static int append_enforcement(struct daemon *d, char **metrics, size_t *mlen)
+/* The batch capacity and the enforcement metrics after the exporter's. */
+static int append_metrics(struct daemon *d, char **metrics, size_t *mlen)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -657,7 +674,8 @@ static int append_enforcement(struct daemon *d, char **metrics, size_t *mlen)
 		return -ENOMEM;
 	}
 	fwrite(*metrics, 1, *mlen, f);
-	err = enforcer_metrics(d->enf, f);
+	batch_node_metrics(&d->batch, f);
+	err = d->enf ? enforcer_metrics(d->enf, f) : 0;
 	if (fclose(f) || err) {
 		free(buf);
 		free(*metrics);
@@ -693,11 +711,13 @@ static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, si
 	if (!err && d->enf)
 		enforcer_period(d->enf, &w, &d->table, now_s());
 	if (!err)
+		err = batch_node_period(&d->batch, &d->cfg, &w, &d->table, &d->bhost, now_s());
+	if (!err)
 		err = exporter_update(&d->exp, &w, &d->cur);
 	if (!err)
 		err = exporter_render(&d->exp, &d->cur, &w, &d->table, &info, metrics, mlen);
-	if (!err && d->enf)
-		err = append_enforcement(d, metrics, mlen);
+	if (!err)
+		err = append_metrics(d, metrics, mlen);
 	if (!err && api) {
 		*api = api_json(d, &w, alen);
 		if (!*api) {
@@ -1044,6 +1064,8 @@ int main(int argc, char **argv)
 		snprintf(d.hs.cpu, sizeof(d.hs.cpu), "%s", d.hier.root);
 		d.hs.cpu_version = d.hier.version;
 	}
+	d.bhost = (struct batch_host){ .meminfo = "/proc/meminfo", .memory_root = d.hs.memory,
+				       .memory_version = d.hs.memory_version, .cpus = get_nprocs() };
 	writer_init(&d.writer, o.dry_run ? NULL : &d.journal, o.dry_run);
 	writer_roots(&d);
 	snprintf(jpath, sizeof(jpath), "%s/journal", d.cfg.state_dir);
@@ -1116,14 +1138,14 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	lfd = -1;	/* MHD closes it */
-	log_info("serving http://%s/metrics, /api/containers, /healthz; period %.3g s, %s, %s (cgroup v%d); "
+	log_info("serving http://%s/metrics, /api/containers, /api/batch, /healthz; period %.3g s, %s, %s (cgroup v%d); "
 		 "enforcement %s%s", d.cfg.listen, d.cfg.period_s, collector_mode(d.col), d.hier.root,
 		 d.hier.version, d.cfg.be.enable ? "on" : "off", o.dry_run ? " (dry run)" : "");
 
 	while (!stop) {
-		char *m, *a;
-		size_t mlen, alen;
-		struct body *bm, *ba;
+		char *m, *a, *b;
+		size_t mlen, alen, blen = 0;
+		struct body *bm, *ba, *bb;
 
 		sleep_until(d.col, next);
 		if (stop)
@@ -1135,14 +1157,17 @@ int main(int argc, char **argv)
 			next = now_s() + d.cfg.period_s;
 		if (period(&d, &m, &mlen, &a, &alen))
 			continue;	/* keep serving the last good period */
+		b = json_body(batch_node_json(&d.batch, &d.cfg), &blen);
 		bm = body_new(m, mlen);
 		ba = body_new(a, alen);
-		if (!bm || !ba) {
+		bb = b ? body_new(b, blen) : NULL;
+		if (!bm || !ba || !bb) {
 			body_put(bm);
 			body_put(ba);
+			body_put(bb);
 			continue;
 		}
-		publish(bm, ba, now_s());
+		publish(bm, ba, bb, now_s());
 	}
 	log_info("stopping");
 	err = 0;
@@ -1151,7 +1176,7 @@ out:
 		MHD_stop_daemon(mhd);
 	if (lfd >= 0)
 		close(lfd);
-	publish(NULL, NULL, 0);
+	publish(NULL, NULL, NULL, 0);
 	/* the values go back before anything else can fail */
 	if (restore_all(&d, "stopping"))
 		err = -EIO;
@@ -1161,6 +1186,7 @@ out:
 		journal_close(&d.journal);
 	collector_close(d.col);
 	exporter_free(&d.exp);
+	batch_node_free(&d.batch);
 	sample_free(&d.prev);
 	sample_free(&d.cur);
 	free(d.unresolved);

@@ -611,6 +611,14 @@ static const struct field eviction_fields[] = {
 	{ 0 }
 };
 
+static const struct field batch_fields[] = {
+	INT("cpuReclaimThresholdPercent", batch.cpu_reclaim_threshold_percent, 0, 100, 0),
+	INT("memoryReclaimThresholdPercent", batch.memory_reclaim_threshold_percent, 0, 100, 0),
+	INT("metricAggregateDurationSeconds", batch.aggregate_seconds, 1, 3600, 0),
+	NUM("reservedMemoryBytes", batch.reserved_memory_bytes, 0, NO_MAX, 0),
+	{ 0 }
+};
+
 static const struct field koordbpf_fields[] = {
 	NUM("period", period_s, 0.1, 3600, 0),
 	STR("listen", listen, check_listen),
@@ -624,6 +632,7 @@ static const struct field koordbpf_fields[] = {
 	SECTION("throttle", throttle_fields, NULL),
 	SECTION("effect", effect_fields, NULL),
 	SECTION("eviction", eviction_fields, check_eviction),
+	SECTION("batch", batch_fields, NULL),
 	{ 0 }
 };
 
@@ -797,6 +806,10 @@ void config_defaults(struct koord_config *c)
 	c->eviction.max_per_minute = 2;
 	c->eviction.cool_down_s = 20;
 	c->eviction.culprit_at_floor_s = 120;
+	c->batch.cpu_reclaim_threshold_percent = 60;
+	c->batch.memory_reclaim_threshold_percent = 65;
+	c->batch.aggregate_seconds = 300;
+	c->batch.reserved_memory_bytes = 0;
 }
 
 void config_free(struct koord_config *c)

@@ -75,6 +75,13 @@ struct koord_config {
 		double cool_down_s;		/* "coolDownSeconds": 20 */
 		double culprit_at_floor_s;	/* "culpritAtFloorSeconds": 120 */
 	} eviction;
+
+	struct {			/* "batch": Koordinator's ColocationStrategy */
+		int cpu_reclaim_threshold_percent;	/* "cpuReclaimThresholdPercent": 60 */
+		int memory_reclaim_threshold_percent;	/* "memoryReclaimThresholdPercent": 65 */
+		int aggregate_seconds;		/* "metricAggregateDurationSeconds": 300 */
+		double reserved_memory_bytes;	/* "reservedMemoryBytes": 0 */
+	} batch;
 };
 
 /*

@@ -84,6 +84,11 @@ static void assert_defaults(const struct koord_config *c)
 	assert_int_equal(c->eviction.max_per_minute, 2);
 	assert_double(c->eviction.cool_down_s, 20);
 	assert_double(c->eviction.culprit_at_floor_s, 120);
+
+	assert_int_equal(c->batch.cpu_reclaim_threshold_percent, 60);
+	assert_int_equal(c->batch.memory_reclaim_threshold_percent, 65);
+	assert_int_equal(c->batch.aggregate_seconds, 300);
+	assert_double(c->batch.reserved_memory_bytes, 0);
 }
 
 /* A refused text: the whole message, and the struct back at its defaults. */
@@ -463,6 +468,11 @@ static void test_ranges(void **state)
 		{ "koordBPF.interference.beStealPercent", "100.5", "in (0, 100]" },
 		{ "koordBPF.interference.sustainedWindows", "0", "in [1, 600]" },
 		{ "koordBPF.interference.sustainedWindows", "601", "in [1, 600]" },
+		{ "koordBPF.batch.cpuReclaimThresholdPercent", "-1", "in [0, 100]" },
+		{ "koordBPF.batch.memoryReclaimThresholdPercent", "101", "in [0, 100]" },
+		{ "koordBPF.batch.metricAggregateDurationSeconds", "0", "in [1, 3600]" },
+		{ "koordBPF.batch.metricAggregateDurationSeconds", "3601", "in [1, 3600]" },
+		{ "koordBPF.batch.reservedMemoryBytes", "-1", ">= 0" },
 		{ "koordBPF.throttle.cutFactor", "0", "in (0, 1)" },
 		{ "koordBPF.throttle.cutFactor", "1", "in (0, 1)" },
 		{ "koordBPF.throttle.cutFactor", "1.5", "in (0, 1)" },
