@@ -28,7 +28,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(wildcard tests/unit/tes
 BPF_TESTS  := $(patsubst tests/bpf/%.c,$(OUT)/tests/%,$(wildcard tests/bpf/*.c))
 TESTLIB_OBJS := $(patsubst tests/lib/%.c,$(OUT)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 
-.PHONY: all deps run demo test unit-test bpf-test vmlinux clean
+.PHONY: all deps run demo test unit-test deploy-test bpf-test vmlinux clean
 .DELETE_ON_ERROR:
 .SECONDARY: $(TESTLIB_OBJS)
 
@@ -100,8 +100,15 @@ demo: all $(OUT)/koord-demo
 
 test: unit-test bpf-test vm-test-ci
 
-unit-test: deps $(UNIT_TESTS)
+unit-test: deps $(UNIT_TESTS) deploy-test
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)
+
+# deploy/: the manifests and the Dockerfile (the config is checked by the daemon when built).
+deploy-test: deps
+	$(Q)python3 tests/deploy/test_manifests.py \
+		$(if $(wildcard $(OUT)/koord-bpf),--koord-bpf $(OUT)/koord-bpf) >$(OUT)/deploy-test.log || \
+		{ cat $(OUT)/deploy-test.log; exit 1; }
+	$(Q)tail -n 1 $(OUT)/deploy-test.log
 
 bpf-test: all $(BPF_TESTS)
 	$(Q)tests/bpf/run.sh

@@ -8,6 +8,7 @@ pkgs=(
 	libjson-c-dev libmicrohttpd-dev libncurses-dev	# JSON, HTTP, koord-top
 	libcmocka-dev			  # unit tests
 	stress-ng rt-tests trace-cmd tmux procps python3  # workloads, references, test checks
+	python3-yaml			  # deploy/ manifest checks
 )
 
 missing=()
