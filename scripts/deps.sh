@@ -6,6 +6,7 @@ pkgs=(
 	make gcc clang llvm pkg-config  # build
 	libbpf-dev bpftool libelf-dev zlib1g-dev	# libbpf and skeletons
 	libjson-c-dev libmicrohttpd-dev libncurses-dev	# JSON, HTTP, koord-top
+	libcurl4-openssl-dev openssl	  # the kubelet client; test certificates
 	libcmocka-dev			  # unit tests
 	stress-ng rt-tests trace-cmd tmux procps python3  # workloads, references, test checks
 	python3-yaml			  # deploy/ manifest checks

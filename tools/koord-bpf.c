@@ -34,6 +34,7 @@
 #include "config.h"
 #include "enforce.h"
 #include "hierarchies.h"
+#include "kubelet.h"
 #include "writer.h"
 #include "exporter.h"
 #include "log.h"
@@ -312,6 +313,7 @@ static struct {
 	struct body *metrics, *api, *batch;
 	double done_at;		/* CLOCK_MONOTONIC of the last completed period, 0: none yet */
 	double period;
+	struct kubelet *kube;	/* set before the HTTP thread starts; NULL: not polled */
 } shared = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void body_put(struct body *b)
@@ -468,6 +470,17 @@ static enum MHD_Result reply_body(struct MHD_Connection *conn, struct body **whi
 	return ret;
 }
 
+/* Healthy; an unreachable kubelet is said, not fatal: classes then come from the cgroups. */
+static enum MHD_Result healthz_ok(struct MHD_Connection *conn)
+{
+	char why[1024], msg[1200];
+
+	if (!shared.kube || kubelet_status(shared.kube, why, sizeof(why)))
+		return reply_text(conn, MHD_HTTP_OK, "ok\n");
+	snprintf(msg, sizeof(msg), "ok; kubelet unreachable (%s): classes from the cgroups\n", why);
+	return reply_text(conn, MHD_HTTP_OK, msg);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size, void **req_cls)
@@ -495,7 +508,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			snprintf(msg, sizeof(msg), "stale: the last period completed %.1f s ago\n", age);
 			return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, msg);
 		}
-		return reply_text(conn, MHD_HTTP_OK, "ok\n");
+		return healthz_ok(conn);
 	}
 	if (!strcmp(url, "/"))
 		return reply_text(conn, MHD_HTTP_OK,
@@ -533,6 +546,8 @@ struct daemon {
 	struct exporter exp;
 	struct batch_node batch;	/* reclaimable batch capacity */
 	struct batch_host bhost;
+	struct kubelet *kube;		/* pod labels from the kubelet, NULL: off */
+	unsigned long kube_gen;		/* the pod list the table's classes were applied from */
 	double last_scan, last_work;
 	__u64 scans;
 	__u64 *unresolved;	/* ids unknown after the last walk, sorted */
@@ -562,6 +577,8 @@ static int rescan(struct daemon *d)
 	container_table_free(&d->table);
 	d->table = t;
 	d->scans++;
+	if (d->kube)
+		kubelet_apply(d->kube, &d->table);
 	err = collector_set_classes(d->col, &d->table);
 	if (err)
 		log_warn("cannot publish classes: %s", strerror(-err));
@@ -675,6 +692,8 @@ static int append_metrics(struct daemon *d, char **metrics, size_t *mlen)
 	}
 	fwrite(*metrics, 1, *mlen, f);
 	batch_node_metrics(&d->batch, f);
+	if (d->kube)
+		kubelet_metrics(d->kube, f);
 	err = d->enf ? enforcer_metrics(d->enf, f) : 0;
 	if (fclose(f) || err) {
 		free(buf);
@@ -704,6 +723,10 @@ static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, si
 	if (err) {
 		log_err("cannot read the collector's maps: %s", strerror(-err));
 		return err;
+	}
+	if (d->kube && kubelet_generation(d->kube) != d->kube_gen) {
+		d->kube_gen = kubelet_generation(d->kube);
+		d->last_scan = 0;	/* a new pod list: walk and classify again */
 	}
 	maybe_rescan(d);
 	info.scans = d->scans;
@@ -1118,6 +1141,18 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	if (*d.cfg.kubelet.url) {
+		struct kubelet_opts ko = {
+			.url = d.cfg.kubelet.url, .token_file = d.cfg.kubelet.token_file,
+			.ca_file = d.cfg.kubelet.ca_file, .insecure = d.cfg.kubelet.insecure,
+			.interval_s = d.cfg.kubelet.interval_s, .timeout_s = d.cfg.kubelet.timeout_s,
+		};
+
+		err = kubelet_start(&ko, &d.kube);
+		if (err)
+			goto out;
+		shared.kube = d.kube;
+	}
 	/* The HTTP thread must not take SIGINT/SIGTERM/SIGHUP: they wake the period loop. */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
@@ -1174,6 +1209,7 @@ int main(int argc, char **argv)
 out:
 	if (mhd)
 		MHD_stop_daemon(mhd);
+	kubelet_stop(d.kube);
 	if (lfd >= 0)
 		close(lfd);
 	publish(NULL, NULL, NULL, 0);

@@ -619,6 +619,27 @@ static const struct field batch_fields[] = {
 	{ 0 }
 };
 
+static const char *check_url(const char *s)
+{
+	return !*s || !strncmp(s, "https://", 8) || !strncmp(s, "http://", 7) ? NULL :
+	       "must be \"\" (off) or an http:// or https:// URL";
+}
+
+static const char *check_abs_or_empty(const char *s)
+{
+	return *s ? check_abs_path(s) : NULL;
+}
+
+static const struct field kubelet_fields[] = {
+	STR("url", kubelet.url, check_url),
+	STR("tokenFile", kubelet.token_file, check_abs_or_empty),
+	STR("caFile", kubelet.ca_file, check_abs_or_empty),
+	BOOL("insecureSkipVerify", kubelet.insecure),
+	NUM("intervalSeconds", kubelet.interval_s, 1, 3600, 0),
+	NUM("timeoutSeconds", kubelet.timeout_s, 0, 60, OPEN_MIN),
+	{ 0 }
+};
+
 static const struct field koordbpf_fields[] = {
 	NUM("period", period_s, 0.1, 3600, 0),
 	STR("listen", listen, check_listen),
@@ -633,6 +654,7 @@ static const struct field koordbpf_fields[] = {
 	SECTION("effect", effect_fields, NULL),
 	SECTION("eviction", eviction_fields, check_eviction),
 	SECTION("batch", batch_fields, NULL),
+	SECTION("kubelet", kubelet_fields, NULL),
 	{ 0 }
 };
 
@@ -810,6 +832,12 @@ void config_defaults(struct koord_config *c)
 	c->batch.memory_reclaim_threshold_percent = 65;
 	c->batch.aggregate_seconds = 300;
 	c->batch.reserved_memory_bytes = 0;
+	c->kubelet.url = strdup("");
+	c->kubelet.token_file = strdup("/var/run/secrets/kubernetes.io/serviceaccount/token");
+	c->kubelet.ca_file = strdup("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
+	c->kubelet.insecure = false;
+	c->kubelet.interval_s = 10;
+	c->kubelet.timeout_s = 5;
 }
 
 void config_free(struct koord_config *c)
@@ -818,6 +846,10 @@ void config_free(struct koord_config *c)
 	c->listen = NULL;
 	free(c->state_dir);
 	c->state_dir = NULL;
+	free(c->kubelet.url);
+	free(c->kubelet.token_file);
+	free(c->kubelet.ca_file);
+	c->kubelet.url = c->kubelet.token_file = c->kubelet.ca_file = NULL;
 	free_roots(c);
 	class_rules_free(&c->rules);
 	free_hook(c);
@@ -830,7 +862,8 @@ static bool defaults_allocated(const struct koord_config *c)
 	for (i = 0; i < c->ncgroup_roots; i++)
 		if (!c->cgroup_roots[i])
 			return false;
-	return c->listen && c->state_dir;
+	return c->listen && c->state_dir && c->kubelet.url && c->kubelet.token_file &&
+	       c->kubelet.ca_file;
 }
 
 int config_parse(const char *name, const char *text, size_t len, struct koord_config *c,

@@ -82,6 +82,15 @@ struct koord_config {
 		int aggregate_seconds;		/* "metricAggregateDurationSeconds": 300 */
 		double reserved_memory_bytes;	/* "reservedMemoryBytes": 0 */
 	} batch;
+
+	struct {			/* "kubelet": pod metadata from GET /pods */
+		char *url;			/* "url": "" (off); ${VAR} from the environment */
+		char *token_file;		/* "tokenFile": the service account's */
+		char *ca_file;			/* "caFile": the service account's ca.crt */
+		bool insecure;			/* "insecureSkipVerify": false */
+		double interval_s;		/* "intervalSeconds": 10, [1, 3600] */
+		double timeout_s;		/* "timeoutSeconds": 5, (0, 60] */
+	} kubelet;
 };
 
 /*

@@ -234,7 +234,7 @@ for r in (d["cpu"], d["memory"]):
     assert abs(r["allocatable"] - want) <= 1e-6 * max(1, r["capacity"]), (r, want)
     assert r["system_used"] >= r["reserved"] and 0 <= r["hp_used"] <= r["pods_used"], r
 # the BE hog is a pod but not high priority: in pods_used, not in hp_used
-assert d["cpu"]["pods_used"] - d["cpu"]["hp_used"] > 0.3, d["cpu"]
+assert d["cpu"]["pods_used"] - d["cpu"]["hp_used"] > 0.05, d["cpu"]  # it shares 2 CPUs with other hogs
 assert d["allocatable"]["kubernetes.io/batch-cpu"] == int(d["cpu"]["allocatable"] * 1000), d
 ' "$tmp/batch.json"
 check "/metrics has the batch capacity" bash -c '

@@ -10,6 +10,7 @@ checker that stopped checking would fail here.
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -113,6 +114,10 @@ def check(docs):
     host, _, port = kb.get('listen', '127.0.0.1:9316').rpartition(':')
     need(host in ('0.0.0.0', '[::]'), 'listen %s is not reachable from Prometheus' % kb.get('listen'))
     need(kb.get('stateDir', '/var/lib/koord-bpf') in mounts, 'stateDir is not a host path')
+    env = {e['name'] for e in c.get('env', [])}
+    for var in re.findall(r'\$\{([^}]*)\}', kb.get('kubelet', {}).get('url', '')):
+        need(var in env, 'kubelet url uses ${%s}, which the pod does not set' % var)
+    need(pod.get('automountServiceAccountToken', True), 'the kubelet token is not mounted')
 
     # Prometheus finds the port the daemon listens on; the probes ask /healthz there
     ann = tmpl['metadata'].get('annotations', {})
@@ -189,6 +194,7 @@ def main():
             [m['mountPath'] for m in container(ds)['volumeMounts']].index('/sys/kernel/btf')),
         'scrape port wrong': lambda ds, _: ds['spec']['template']['metadata']['annotations'].update(
             {'prometheus.io/port': '9999'}),
+        'kubelet url variable unset': lambda ds, _: container(ds).update(env=[]),
         'config key wrong': lambda ds, _: container(ds).update(args=['--config', '/etc/koord-bpf/x.json']),
         'role grants writes': lambda _, docs: next(d for d in docs if d['kind'] == 'ClusterRole')[
             'rules'][0]['verbs'].append('patch'),
