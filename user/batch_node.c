@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "batch_node.h"
 #include "evict_policy.h"
+#include "pods.h"
 
 /* A small pseudo-file into @buf (NUL-terminated); -errno, or -EFBIG when it does not fit. */
 static int read_small(const char *path, char *buf, size_t len)
@@ -39,14 +40,16 @@ static int read_small(const char *path, char *buf, size_t len)
 	return n == len - 1 ? -EFBIG : 0;
 }
 
-static bool default_hp(const struct container *c, void *ctx)
+/*
+ * High priority: a priority class other than batch and free. Without the
+ * kubelet's word, Koordinator's default from the QoS: online classes prod,
+ * BE batch.
+ */
+static bool is_hp(const struct container *c)
 {
+	if (c->ident.prio != PRIO_NONE)
+		return c->ident.prio == PRIO_PROD || c->ident.prio == PRIO_MID;
 	return KC_IS_ONLINE(c->ident.qos);
-}
-
-static bool is_hp(const struct batch_node *b, const struct container *c)
-{
-	return b->hp ? b->hp(c, b->hp_ctx) : default_hp(c, NULL);
 }
 
 static bool is_pod(const struct container *c)
@@ -54,8 +57,7 @@ static bool is_pod(const struct container *c)
 	return KC_IS_ONLINE(c->ident.qos) || c->ident.qos == KC_BE;
 }
 
-static void cpu_used(const struct batch_node *b, const struct window *w,
-		     const struct container_table *t, double v[BV_NR])
+static void cpu_used(const struct window *w, const struct container_table *t, double v[BV_NR])
 {
 	const struct container *c;
 	double cores;
@@ -68,7 +70,7 @@ static void cpu_used(const struct batch_node *b, const struct window *w,
 		if (!c || !is_pod(c))
 			continue;
 		v[BV_CPU_PODS] += cores;
-		if (is_hp(b, c))
+		if (is_hp(c))
 			v[BV_CPU_HP] += cores;
 	}
 }
@@ -107,7 +109,7 @@ static void mem_used(struct batch_node *b, const struct container_table *t,
 		if (!is_pod(c))
 			continue;
 		v[BV_MEM_PODS] += bytes;
-		if (is_hp(b, c))
+		if (is_hp(c))
 			v[BV_MEM_HP] += bytes;
 	}
 }
@@ -120,7 +122,7 @@ int batch_node_period(struct batch_node *b, const struct koord_config *c, const 
 	char buf[8192];
 	int r;
 
-	cpu_used(b, w, t, v);
+	cpu_used(w, t, v);
 	b->mem_ok = !read_small(host->meminfo, buf, sizeof(buf)) &&
 		    !meminfo_parse(buf, &total, &avail) && total >= avail;
 	if (b->mem_ok) {

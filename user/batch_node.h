@@ -23,9 +23,6 @@ struct batch_host {
 	double cpus;			/* online CPUs */
 };
 
-/* Whether a container's pod is high priority (not batch or free); NULL: online classes. */
-typedef bool (*batch_hp_fn)(const struct container *c, void *ctx);
-
 struct batch_node {
 	struct batch_avg avg;
 	struct batch_resource cpu, mem;
@@ -33,8 +30,6 @@ struct batch_node {
 	size_t samples;			/* in the mean, 0: nothing computed yet */
 	double span_s;
 	unsigned long long mem_cgroups, mem_cgroups_failed;	/* last period's reads */
-	batch_hp_fn hp;
-	void *hp_ctx;
 };
 
 /*

@@ -20,6 +20,10 @@ struct cg_identity {
 	enum cg_kind kind;
 	char pod_uid[64];	/* with '-' separators, "" when unknown */
 	char container_id[128];	/* runtime id or YARN container name, "" when unknown */
+	/* the pod's, from the kubelet (kubelet_apply()); "" when unknown */
+	char namespace[64];
+	char pod_name[254];
+	unsigned char prio;	/* the pod's priority class (enum prio_class, pods.h), 0: unknown */
 };
 
 /* One --class GLOB=QOS rule; the glob is matched with fnmatch(3) against the path. */

@@ -367,14 +367,17 @@ size_t kubelet_apply(struct kubelet *k, struct container_table *t)
 	pthread_mutex_lock(&k->lock);
 	for (i = 0; i < t->n; i++) {
 		id = &t->v[i].ident;
-		if (!id->pod_uid[0] || !(p = pods_find(&k->pods, id->pod_uid)) || p->qos_label < 0)
+		if (!id->pod_uid[0] || !(p = pods_find(&k->pods, id->pod_uid)))
 			continue;
+		snprintf(id->namespace, sizeof(id->namespace), "%s", p->namespace);
+		snprintf(id->pod_name, sizeof(id->pod_name), "%s", p->name);
 		if (p->qos_label == KC_UNCLASSIFIED)
 			warn_unknown(k, p);
-		if (id->qos != (enum koord_class)p->qos_label) {
+		if (p->qos_label >= 0 && id->qos != (enum koord_class)p->qos_label) {
 			id->qos = p->qos_label;
 			changed++;
 		}
+		id->prio = pod_prio(p, id->qos);
 	}
 	pthread_mutex_unlock(&k->lock);
 	return changed;

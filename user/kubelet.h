@@ -44,9 +44,10 @@ void kubelet_stop(struct kubelet *k);
 
 /*
  * The last good PodList's generation: it changes when a poll brings a new
- * list. kubelet_apply() overrides the classes in @t from the pods' labels
- * (koordinator.sh/qosClass; an unknown value makes the pod's containers
- * unclassified, logged once per pod) and returns how many it changed.
+ * list. kubelet_apply() gives the containers of @t their pod's namespace and
+ * name, overrides their classes from the pods' labels (koordinator.sh/qosClass;
+ * an unknown value makes the pod's containers unclassified, logged once per
+ * pod) and returns how many classes it changed.
  */
 unsigned long kubelet_generation(struct kubelet *k);
 size_t kubelet_apply(struct kubelet *k, struct container_table *t);

@@ -143,6 +143,10 @@ json_object *report_container_json(const struct cg_window *cw, const struct cont
 			       json_object_new_string(c->ident.pod_uid) : NULL);
 	json_object_object_add(o, "container_id", c && c->ident.container_id[0] ?
 			       json_object_new_string(c->ident.container_id) : NULL);
+	json_object_object_add(o, "namespace", c && c->ident.namespace[0] ?
+			       json_object_new_string(c->ident.namespace) : NULL);
+	json_object_object_add(o, "pod", c && c->ident.pod_name[0] ?
+			       json_object_new_string(c->ident.pod_name) : NULL);
 	json_object_object_add(o, "cpu_ns", u64(cw->cpu_ns));
 
 	runq = json_object_new_object();

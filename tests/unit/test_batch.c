@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include "batch.h"
 #include "batch_node.h"
+#include "pods.h"
 
 static void test_usage(void **state)
 {
@@ -196,6 +197,15 @@ static unsigned long long id_of(const struct container_table *t, const char *pat
 	return 0;
 }
 
+static void set_prio(struct container_table *t, const char *path, enum prio_class p)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (!strcmp(t->v[i].path, path))
+			t->v[i].ident.prio = p;
+}
+
 #define GUAR	"/kubepods/pod11111111-2222-3333-4444-555555555555"
 #define BURST	"/kubepods/burstable/pod22222222-2222-3333-4444-555555555555"
 #define BESTEF	"/kubepods/besteffort/pod33333333-2222-3333-4444-555555555555"
@@ -209,7 +219,7 @@ static void test_node(void **state)
 	};
 	struct container_table t = {};
 	struct koord_config c;
-	struct batch_node b = {};
+	struct batch_node b = {}, b2 = {};
 	struct cg_window cw[6] = {};
 	struct window w = { .dur_ns = 1000000000, .v = cw, .n = 6 };
 	struct batch_host host = { .memory_version = 2, .cpus = 10 };
@@ -310,6 +320,19 @@ static void test_node(void **state)
 	assert_true(json_object_object_get_ex(doc, "memory", &o));
 	assert_null(o);
 	json_object_put(doc);
+
+	/* the kubelet's priority classes decide: burstable koord-batch is not HP, BE koord-prod is */
+	set_prio(&t, BURST, PRIO_BATCH);
+	set_prio(&t, BURST "/c2", PRIO_BATCH);
+	set_prio(&t, BESTEF, PRIO_PROD);
+	set_prio(&t, BESTEF "/c3", PRIO_PROD);
+	stat_file(BESTEF, 200 << 20);
+	snprintf(meminfo, sizeof(meminfo), "%s/meminfo", root);
+	cw[2].cpu_ns = 3000000000;
+	assert_int_equal(batch_node_period(&b2, &c, &w, &t, &host, 60), 0);
+	assert_float_equal(b2.cpu.hp_used, 5, 1e-9);
+	assert_float_equal(b2.mem.hp_used, (double)(300ull << 20), 0);
+	batch_node_free(&b2);
 
 	batch_node_free(&b);
 	config_free(&c);

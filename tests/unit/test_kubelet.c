@@ -233,6 +233,12 @@ static void test_poller(void **state)
 	assert_true(kubelet_status(k, why, sizeof(why)));
 	assert_int_equal(kubelet_apply(k, &t), 2);
 	assert_int_equal(cs[0].ident.qos, KC_LSE);
+	assert_string_equal(cs[0].ident.namespace, "default");
+	assert_string_equal(cs[0].ident.pod_name, "cache");
+	assert_string_equal(cs[3].ident.pod_name, "");
+	assert_int_equal(cs[0].ident.prio, PRIO_PROD);	/* none set: LSE is prod */
+	assert_int_equal(cs[2].ident.prio, PRIO_PROD);	/* spec.priority 9500 */
+	assert_int_equal(cs[3].ident.prio, PRIO_NONE);
 	assert_int_equal(cs[1].ident.qos, KC_UNCLASSIFIED);
 	assert_int_equal(cs[2].ident.qos, KC_LSR);
 	assert_int_equal(cs[3].ident.qos, KC_LS);
