@@ -84,6 +84,7 @@ static struct evict_candidate *candidates(struct enforcer *e, const struct windo
 			continue;
 		v[(*n)++] = (struct evict_candidate){
 			.path = t->v[i].path,
+			.priority = t->v[i].ident.priority,	/* from the kubelet, 0 without */
 			.cpu_request = request_cores(e, t->v[i].path),
 			.mem_used = read_ull(e, mem, t->v[i].path,
 					     e->h->memory_version == 2 ? "memory.current" :
@@ -133,8 +134,24 @@ static void evict_one(struct enforcer *e, const struct container *ct, enum evict
 	log_warn("evicted %s (%s): %s", ct->path, evict_reason_name(reason), why);
 }
 
+/* The first of @v (in order) that its pod's labels let koord-bpf evict for @r; @n: none. */
+static size_t first_allowed(const struct container_table *t, const struct evict_candidate *v,
+			    size_t n, enum evict_reason r)
+{
+	const struct container *c;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		c = by_path(t, v[i].path);
+		if (c && !(c->ident.evict_denied & (1u << r)))
+			return i;
+	}
+	return n;
+}
+
 static bool evict_culprit(struct enforcer *e, const struct container_table *t)
 {
+	const struct container *ct;
 	char why[160];
 	size_t i;
 
@@ -143,9 +160,12 @@ static bool evict_culprit(struct enforcer *e, const struct container_table *t)
 
 		if (!tg->quota_on || tg->th.at_floor_s < e->c->eviction.culprit_at_floor_s)
 			continue;
+		ct = container_table_get(t, tg->cgid);
+		if (ct && ct->ident.evict_denied & (1u << EVICT_CULPRIT))
+			continue;	/* its pod opted out: it stays at its floor */
 		snprintf(why, sizeof(why), "still hurting online work after %.0f s at its %.2f-core floor",
 			 tg->th.at_floor_s, tg->th.limit_cores);
-		evict_one(e, container_table_get(t, tg->cgid), EVICT_CULPRIT, why);
+		evict_one(e, ct, EVICT_CULPRIT, why);
 		tg->th.at_floor_s = 0;
 		return true;
 	}
@@ -158,6 +178,7 @@ static bool evict_memory(struct enforcer *e, const struct container_table *t,
 	unsigned long long total, avail, release;
 	char buf[8192], why[160];
 	ssize_t len;
+	size_t k;
 	int fd;
 
 	fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
@@ -172,10 +193,13 @@ static bool evict_memory(struct enforcer *e, const struct container_table *t,
 	    !n)
 		return false;
 	evict_order_memory(v, n);
+	k = first_allowed(t, v, n, EVICT_MEMORY);
+	if (k == n)
+		return false;
 	snprintf(why, sizeof(why), "node memory %.1f%% used >= %d%%; %.0f MiB to release, it uses %.0f MiB",
 		 100.0 * (total - avail) / total, e->c->be.memory_evict_threshold_percent,
-		 release / 1048576.0, v[0].mem_used / 1048576.0);
-	evict_one(e, by_path(t, v[0].path), EVICT_MEMORY, why);
+		 release / 1048576.0, v[k].mem_used / 1048576.0);
+	evict_one(e, by_path(t, v[k].path), EVICT_MEMORY, why);
 	return true;
 }
 
@@ -188,15 +212,19 @@ static bool evict_be_cpu(struct enforcer *e, const struct container_table *t,
 	const struct be_cpu_sample *s = &e->be[e->nbe - 1];
 	double release;
 	char why[200];
+	size_t k;
 
 	release = be_cpu_release(&e->c->be, e->be, e->nbe, e->dt, window);
 	if (release <= 0 || !n)
 		return false;
 	evict_order_cpu(v, n);
+	k = first_allowed(t, v, n, EVICT_BE_CPU);
+	if (k == n)
+		return false;
 	snprintf(why, sizeof(why), "BE satisfaction %.0f%% (limit %.2f of %.2f requested cores, %.0f%% used); "
 		 "%.2f cores to release", 100 * s->limit / s->request, s->limit, s->request,
 		 100 * s->usage / s->limit, release);
-	evict_one(e, by_path(t, v[0].path), EVICT_BE_CPU, why);
+	evict_one(e, by_path(t, v[k].path), EVICT_BE_CPU, why);
 	return true;
 }
 

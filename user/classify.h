@@ -24,6 +24,8 @@ struct cg_identity {
 	char namespace[64];
 	char pod_name[254];
 	unsigned char prio;	/* the pod's priority class (enum prio_class, pods.h), 0: unknown */
+	int priority;		/* the pod's spec.priority, 0: unknown */
+	unsigned int evict_denied;	/* bit r: its labels forbid eviction for enum evict_reason r */
 };
 
 /* One --class GLOB=QOS rule; the glob is matched with fnmatch(3) against the path. */

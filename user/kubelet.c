@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <curl/curl.h>
+#include "evict_policy.h"
 #include "kubelet.h"
 #include "log.h"
 
@@ -358,6 +359,22 @@ static void warn_unknown(struct kubelet *k, const struct pod_meta *p)
 	snprintf(k->warned[k->nwarned++], sizeof(*k->warned), "%s", p->uid);
 }
 
+/* Koordinator's features behind koord-bpf's eviction reasons. */
+static unsigned int evict_denied(const struct pod_meta *p)
+{
+	static const char *const feature[EVICT_REASON_NR] = {
+		[EVICT_BE_CPU] = "BECPUEvict",
+		[EVICT_MEMORY] = "BEMemoryEvict",
+		[EVICT_CULPRIT] = "BECPUEvict",	/* a BE CPU eviction, by interference */
+	};
+	unsigned int r, denied = 0;
+
+	for (r = 0; r < EVICT_REASON_NR; r++)
+		if (!pod_evict_allowed(p, feature[r]))
+			denied |= 1u << r;
+	return denied;
+}
+
 size_t kubelet_apply(struct kubelet *k, struct container_table *t)
 {
 	const struct pod_meta *p;
@@ -378,6 +395,8 @@ size_t kubelet_apply(struct kubelet *k, struct container_table *t)
 			changed++;
 		}
 		id->prio = pod_prio(p, id->qos);
+		id->priority = p->has_priority ? p->priority : 0;
+		id->evict_denied = evict_denied(p);
 	}
 	pthread_mutex_unlock(&k->lock);
 	return changed;

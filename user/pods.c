@@ -68,6 +68,28 @@ enum prio_class pod_prio(const struct pod_meta *p, enum koord_class qos)
 	return qos == KC_BE ? PRIO_BATCH : PRIO_PROD;
 }
 
+bool pod_evict_allowed(const struct pod_meta *p, const char *feature)
+{
+	json_object *list, *v;
+	bool ok = false;
+	size_t i;
+
+	if (!p->eviction_enabled)
+		return false;
+	if (!p->eviction_policy)
+		return true;
+	list = json_tokener_parse(p->eviction_policy);
+	for (i = 0; json_object_is_type(list, json_type_array) &&
+		    i < json_object_array_length(list); i++) {
+		v = json_object_array_get_idx(list, i);
+		if (json_object_is_type(v, json_type_string) &&
+		    !strcmp(json_object_get_string(v), feature))
+			ok = true;
+	}
+	json_object_put(list);
+	return ok;
+}
+
 /* The string at @obj.@key, or NULL when absent or not a string. */
 static const char *get_str(json_object *obj, const char *key)
 {

@@ -55,6 +55,14 @@ const char *prio_name(enum prio_class p);	/* "koord-prod" ... , "" for none */
  * (Guaranteed LSR, Burstable LS, BestEffort BE); @fallback when neither.
  */
 enum koord_class pod_qos(const struct pod_meta *p, enum koord_class fallback);
+/*
+ * Whether the pod may be evicted by the koordlet feature @feature
+ * ("BECPUEvict", "BEMemoryEvict"): not when the label
+ * koordinator.sh/eviction-enabled is "false"; else by the annotation
+ * koordinator.sh/eviction-policy, a JSON list of the features allowed
+ * (absent: all; unparsable: none).
+ */
+bool pod_evict_allowed(const struct pod_meta *p, const char *feature);
 /* The priority class, or from the QoS when none is set: BE batch, every other prod. */
 enum prio_class pod_prio(const struct pod_meta *p, enum koord_class qos);
 

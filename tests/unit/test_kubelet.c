@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "evict_policy.h"
 #include "kubelet.h"
 
 static struct {
@@ -211,7 +212,7 @@ static void put(struct container_table *t, const char *path)
 /* The poller: the list arrives, the labels override the cgroup classes; an unreachable kubelet is down. */
 static void test_poller(void **state)
 {
-	struct container cs[4];
+	struct container cs[5];
 	struct container_table t = { .v = cs };
 	char url[128], why[256], *buf = NULL;
 	struct kubelet_opts o = opts(env.cert, env.token);
@@ -224,6 +225,7 @@ static void test_poller(void **state)
 	put(&t, "/kubepods/burstable/pod11111111-0000-0000-0000-000000000004/c");	/* "lse" */
 	put(&t, "/kubepods/pod11111111-0000-0000-0000-000000000001/c");		/* no label */
 	put(&t, "/kubepods/burstable/pod99999999-0000-0000-0000-000000000000/c");	/* not listed */
+	put(&t, "/kubepods/besteffort/pod11111111-0000-0000-0000-000000000003/c");	/* opted out */
 	snprintf(url, sizeof(url), "https://127.0.0.1:%d/pods", env.port);
 	o.url = url;
 	assert_int_equal(kubelet_start(&o, &k), 0);
@@ -239,6 +241,12 @@ static void test_poller(void **state)
 	assert_int_equal(cs[0].ident.prio, PRIO_PROD);	/* none set: LSE is prod */
 	assert_int_equal(cs[2].ident.prio, PRIO_PROD);	/* spec.priority 9500 */
 	assert_int_equal(cs[3].ident.prio, PRIO_NONE);
+	/* spec.priority for the eviction order; no labels: every eviction allowed */
+	assert_int_equal(cs[2].ident.priority, 9500);
+	assert_int_equal(cs[2].ident.evict_denied, 0);
+	assert_int_equal(cs[4].ident.evict_denied, (1u << EVICT_REASON_NR) - 1);
+	assert_int_equal(cs[4].ident.priority, 5500);
+	assert_int_equal(cs[4].ident.prio, PRIO_BATCH);
 	assert_int_equal(cs[1].ident.qos, KC_UNCLASSIFIED);
 	assert_int_equal(cs[2].ident.qos, KC_LSR);
 	assert_int_equal(cs[3].ident.qos, KC_LS);

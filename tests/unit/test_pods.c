@@ -168,6 +168,30 @@ static void test_many(void **state)
 	free(text);
 }
 
+static void test_evict_allowed(void **state)
+{
+	struct pod_meta p = { .eviction_enabled = true };
+
+	/* no annotation: every feature may */
+	assert_true(pod_evict_allowed(&p, "BECPUEvict"));
+	p.eviction_policy = "[\"BECPUEvict\", \"MemoryEvict\"]";
+	assert_true(pod_evict_allowed(&p, "BECPUEvict"));
+	assert_false(pod_evict_allowed(&p, "BEMemoryEvict"));
+	/* unparsable, or not a list of names: none may */
+	p.eviction_policy = "BECPUEvict";
+	assert_false(pod_evict_allowed(&p, "BECPUEvict"));
+	p.eviction_policy = "{\"BECPUEvict\": true}";
+	assert_false(pod_evict_allowed(&p, "BECPUEvict"));
+	p.eviction_policy = "[1, \"becpuevict\"]";
+	assert_false(pod_evict_allowed(&p, "BECPUEvict"));
+	p.eviction_policy = "[]";
+	assert_false(pod_evict_allowed(&p, "BECPUEvict"));
+	/* the label opts out whatever the annotation says */
+	p.eviction_policy = NULL;
+	p.eviction_enabled = false;
+	assert_false(pod_evict_allowed(&p, "BECPUEvict"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_evict_allowed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
