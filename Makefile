@@ -66,7 +66,7 @@ $(OUT)/libkoord.a: $(LIB_OBJS)
 # koord-top draws with ncurses (wide-character build: UTF-8 cgroup names).
 NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 $(OUT)/koord-top: LDLIBS += $(NCURSES_LIBS)
-# The kubelet client (user/kubelet.c) uses libcurl; only what calls it links it.
+# The node agents' client (user/http.c) uses libcurl; only what calls it links it.
 $(OUT)/koord-bpf $(OUT)/tests/test_kubelet: LDLIBS += -lcurl
 
 $(OUT)/%: tools/%.c $(OUT)/libkoord.a

@@ -35,6 +35,7 @@
 #include "enforce.h"
 #include "hierarchies.h"
 #include "kubelet.h"
+#include "yarn_nm.h"
 #include "writer.h"
 #include "exporter.h"
 #include "log.h"
@@ -547,7 +548,8 @@ struct daemon {
 	struct batch_node batch;	/* reclaimable batch capacity */
 	struct batch_host bhost;
 	struct kubelet *kube;		/* pod labels from the kubelet, NULL: off */
-	unsigned long kube_gen;		/* the pod list the table's classes were applied from */
+	struct poller *nm;		/* YARN tasks' requests from NodeManager, NULL: off */
+	unsigned long kube_gen, nm_gen;	/* the answers the table was last given */
 	double last_scan, last_work;
 	__u64 scans;
 	__u64 *unresolved;	/* ids unknown after the last walk, sorted */
@@ -579,6 +581,8 @@ static int rescan(struct daemon *d)
 	d->scans++;
 	if (d->kube)
 		kubelet_apply(d->kube, &d->table);
+	if (d->nm)
+		nodemanager_apply(d->nm, &d->table);
 	err = collector_set_classes(d->col, &d->table);
 	if (err)
 		log_warn("cannot publish classes: %s", strerror(-err));
@@ -694,6 +698,8 @@ static int append_metrics(struct daemon *d, char **metrics, size_t *mlen)
 	batch_node_metrics(&d->batch, f);
 	if (d->kube)
 		kubelet_metrics(d->kube, f);
+	if (d->nm)
+		poller_metrics(d->nm, f);
 	err = d->enf ? enforcer_metrics(d->enf, f) : 0;
 	if (fclose(f) || err) {
 		free(buf);
@@ -724,9 +730,11 @@ static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, si
 		log_err("cannot read the collector's maps: %s", strerror(-err));
 		return err;
 	}
-	if (d->kube && kubelet_generation(d->kube) != d->kube_gen) {
-		d->kube_gen = kubelet_generation(d->kube);
-		d->last_scan = 0;	/* a new pod list: walk and classify again */
+	if ((d->kube && kubelet_generation(d->kube) != d->kube_gen) ||
+	    (d->nm && poller_generation(d->nm) != d->nm_gen)) {
+		d->kube_gen = d->kube ? kubelet_generation(d->kube) : 0;
+		d->nm_gen = d->nm ? poller_generation(d->nm) : 0;
+		d->last_scan = 0;	/* a new answer: walk and classify again */
 	}
 	maybe_rescan(d);
 	info.scans = d->scans;
@@ -1142,7 +1150,7 @@ int main(int argc, char **argv)
 	}
 
 	if (*d.cfg.kubelet.url) {
-		struct kubelet_opts ko = {
+		struct http_opts ko = {
 			.url = d.cfg.kubelet.url, .token_file = d.cfg.kubelet.token_file,
 			.ca_file = d.cfg.kubelet.ca_file, .insecure = d.cfg.kubelet.insecure,
 			.interval_s = d.cfg.kubelet.interval_s, .timeout_s = d.cfg.kubelet.timeout_s,
@@ -1152,6 +1160,14 @@ int main(int argc, char **argv)
 		if (err)
 			goto out;
 		shared.kube = d.kube;
+	}
+	if (*d.cfg.yarn.nm_url) {
+		struct http_opts no = { .url = d.cfg.yarn.nm_url, .interval_s = d.cfg.yarn.interval_s,
+					.timeout_s = d.cfg.yarn.timeout_s };
+
+		err = nodemanager_start(&no, &d.nm);
+		if (err)
+			goto out;
 	}
 	/* The HTTP thread must not take SIGINT/SIGTERM/SIGHUP: they wake the period loop. */
 	sigemptyset(&block);
@@ -1210,6 +1226,7 @@ out:
 	if (mhd)
 		MHD_stop_daemon(mhd);
 	kubelet_stop(d.kube);
+	poller_stop(d.nm);
 	if (lfd >= 0)
 		close(lfd);
 	publish(NULL, NULL, NULL, 0);

@@ -85,7 +85,9 @@ static struct evict_candidate *candidates(struct enforcer *e, const struct windo
 		v[(*n)++] = (struct evict_candidate){
 			.path = t->v[i].path,
 			.priority = t->v[i].ident.priority,	/* from the kubelet, 0 without */
-			.cpu_request = request_cores(e, t->v[i].path),
+			/* a YARN task's vcores when NodeManager said, else its cpu.shares */
+			.cpu_request = t->v[i].ident.yarn_vcores ? t->v[i].ident.yarn_vcores :
+				       request_cores(e, t->v[i].path),
 			.mem_used = read_ull(e, mem, t->v[i].path,
 					     e->h->memory_version == 2 ? "memory.current" :
 					     "memory.usage_in_bytes"),

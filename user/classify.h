@@ -26,6 +26,9 @@ struct cg_identity {
 	unsigned char prio;	/* the pod's priority class (enum prio_class, pods.h), 0: unknown */
 	int priority;		/* the pod's spec.priority, 0: unknown */
 	unsigned int evict_denied;	/* bit r: its labels forbid eviction for enum evict_reason r */
+	/* a YARN task's request, from NodeManager (yarn_nm.c); 0: unknown */
+	unsigned int yarn_vcores;
+	unsigned long long yarn_memory_mb;
 };
 
 /* One --class GLOB=QOS rule; the glob is matched with fnmatch(3) against the path. */

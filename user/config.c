@@ -640,6 +640,13 @@ static const struct field kubelet_fields[] = {
 	{ 0 }
 };
 
+static const struct field yarn_fields[] = {
+	STR("nodeManagerURL", yarn.nm_url, check_url),
+	NUM("intervalSeconds", yarn.interval_s, 1, 3600, 0),
+	NUM("timeoutSeconds", yarn.timeout_s, 0, 60, OPEN_MIN),
+	{ 0 }
+};
+
 static const struct field koordbpf_fields[] = {
 	NUM("period", period_s, 0.1, 3600, 0),
 	STR("listen", listen, check_listen),
@@ -655,6 +662,7 @@ static const struct field koordbpf_fields[] = {
 	SECTION("eviction", eviction_fields, check_eviction),
 	SECTION("batch", batch_fields, NULL),
 	SECTION("kubelet", kubelet_fields, NULL),
+	SECTION("yarn", yarn_fields, NULL),
 	{ 0 }
 };
 
@@ -838,6 +846,9 @@ void config_defaults(struct koord_config *c)
 	c->kubelet.insecure = false;
 	c->kubelet.interval_s = 10;
 	c->kubelet.timeout_s = 5;
+	c->yarn.nm_url = strdup("");
+	c->yarn.interval_s = 10;
+	c->yarn.timeout_s = 5;
 }
 
 void config_free(struct koord_config *c)
@@ -850,6 +861,8 @@ void config_free(struct koord_config *c)
 	free(c->kubelet.token_file);
 	free(c->kubelet.ca_file);
 	c->kubelet.url = c->kubelet.token_file = c->kubelet.ca_file = NULL;
+	free(c->yarn.nm_url);
+	c->yarn.nm_url = NULL;
 	free_roots(c);
 	class_rules_free(&c->rules);
 	free_hook(c);
@@ -863,7 +876,7 @@ static bool defaults_allocated(const struct koord_config *c)
 		if (!c->cgroup_roots[i])
 			return false;
 	return c->listen && c->state_dir && c->kubelet.url && c->kubelet.token_file &&
-	       c->kubelet.ca_file;
+	       c->kubelet.ca_file && c->yarn.nm_url;
 }
 
 int config_parse(const char *name, const char *text, size_t len, struct koord_config *c,

@@ -91,6 +91,12 @@ struct koord_config {
 		double interval_s;		/* "intervalSeconds": 10, [1, 3600] */
 		double timeout_s;		/* "timeoutSeconds": 5, (0, 60] */
 	} kubelet;
+
+	struct {			/* "yarn": NodeManager's containers */
+		char *nm_url;			/* "nodeManagerURL": "" (off) */
+		double interval_s;		/* "intervalSeconds": 10, [1, 3600] */
+		double timeout_s;		/* "timeoutSeconds": 5, (0, 60] */
+	} yarn;
 };
 
 /*

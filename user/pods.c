@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
+#include "byname.h"
+#include "jsondoc.h"
 #include "pods.h"
 
 #define LABEL_QOS		"koordinator.sh/qosClass"
@@ -15,7 +17,6 @@
 #define LABEL_EVICT_ENABLED	"koordinator.sh/eviction-enabled"
 #define ANNOT_EVICT_PRIO	"koordinator.sh/eviction-priority"
 #define ANNOT_EVICT_POLICY	"koordinator.sh/eviction-policy"
-#define JSON_DEPTH		64	/* json-c's default of 32 is near a real pod spec's */
 
 static const struct {
 	const char *name;
@@ -193,38 +194,17 @@ static bool pod_read(json_object *item, struct pod_meta *p, bool *nomem)
 	return true;
 }
 
-static int cmp_uid(const void *a, const void *b)
-{
-	return strcmp(((const struct pod_meta *)a)->uid, ((const struct pod_meta *)b)->uid);
-}
-
 int pods_parse(const char *text, size_t len, struct pod_list *out, char *err, size_t errlen)
 {
-	struct json_tokener *tok = json_tokener_new_ex(JSON_DEPTH);
 	json_object *root, *items;
 	bool nomem = false;
 	size_t i, n;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (!tok)
-		return -ENOMEM;
-	root = len > INT32_MAX ? NULL : json_tokener_parse_ex(tok, text, (int)len);
-	if (!root || json_tokener_get_error(tok) != json_tokener_success) {
-		snprintf(err, errlen, "not JSON: %s", len > INT32_MAX ? "too large" :
-			 json_tokener_get_error(tok) == json_tokener_continue ? "cut short" :
-			 json_tokener_error_desc(json_tokener_get_error(tok)));
-		ret = -EINVAL;
-		goto out;
-	}
-	for (i = json_tokener_get_parse_end(tok);
-	     i < len && text[i] && strchr(" \t\r\n", text[i]); i++)
-		;
-	if (i < len) {
-		snprintf(err, errlen, "not JSON: text after the document at byte %zu", i);
-		ret = -EINVAL;
-		goto out;
-	}
+	root = json_doc_parse(text, len, err, errlen);
+	if (!root)
+		return -EINVAL;
 	if (!json_object_object_get_ex(root, "items", &items) ||
 	    !json_object_is_type(items, json_type_array)) {
 		snprintf(err, errlen, "not a PodList: no \"items\" array");
@@ -243,12 +223,11 @@ int pods_parse(const char *text, size_t len, struct pod_list *out, char *err, si
 		if (json_object_is_type(it, json_type_object) && pod_read(it, &out->v[out->n], &nomem))
 			out->n++;
 	}
-	qsort(out->v, out->n, sizeof(*out->v), cmp_uid);
+	byname_sort(out->v, out->n, sizeof(*out->v));
 	if (nomem)
 		ret = -ENOMEM;
 out:
 	json_object_put(root);
-	json_tokener_free(tok);
 	if (ret)
 		pods_free(out);
 	return ret;
@@ -256,12 +235,7 @@ out:
 
 const struct pod_meta *pods_find(const struct pod_list *l, const char *uid)
 {
-	struct pod_meta key;
-
-	if (!l->n)
-		return NULL;
-	snprintf(key.uid, sizeof(key.uid), "%s", uid);
-	return bsearch(&key, l->v, l->n, sizeof(*l->v), cmp_uid);
+	return byname_find(l->v, l->n, sizeof(*l->v), uid);
 }
 
 void pods_free(struct pod_list *l)

@@ -14,7 +14,7 @@
 enum prio_class { PRIO_NONE, PRIO_PROD, PRIO_MID, PRIO_BATCH, PRIO_FREE };
 
 struct pod_meta {
-	char uid[64];
+	char uid[64];			/* first: the list is sorted by it (byname.h) */
 	char *namespace, *name;
 	/* koordinator.sh/qosClass: the class, KC_UNCLASSIFIED for an unknown value, -1 when absent */
 	int qos_label;

@@ -147,6 +147,10 @@ static json_object *yarn_json(const struct container *c)
 	json_object_object_add(o, "attempt_id", json_object_new_string(buf));
 	json_object_object_add(o, "epoch", u64(id.epoch));
 	json_object_object_add(o, "container", u64(id.container));
+	/* the request NodeManager gave it, null when not known */
+	json_object_object_add(o, "vcores", c->ident.yarn_vcores ? u64(c->ident.yarn_vcores) : NULL);
+	json_object_object_add(o, "memory_mb",
+			       c->ident.yarn_memory_mb ? u64(c->ident.yarn_memory_mb) : NULL);
 	return o;
 }
 

@@ -96,6 +96,10 @@ static void assert_defaults(const struct koord_config *c)
 	assert_false(c->kubelet.insecure);
 	assert_double(c->kubelet.interval_s, 10);
 	assert_double(c->kubelet.timeout_s, 5);
+
+	assert_string_equal(c->yarn.nm_url, "");
+	assert_double(c->yarn.interval_s, 10);
+	assert_double(c->yarn.timeout_s, 5);
 }
 
 /* A refused text: the whole message, and the struct back at its defaults. */
@@ -486,6 +490,8 @@ static void test_ranges(void **state)
 		{ "koordBPF.batch.reservedMemoryBytes", "-1", ">= 0" },
 		{ "koordBPF.kubelet.intervalSeconds", "0.5", "in [1, 3600]" },
 		{ "koordBPF.kubelet.timeoutSeconds", "0", "in (0, 60]" },
+		{ "koordBPF.yarn.intervalSeconds", "0", "in [1, 3600]" },
+		{ "koordBPF.yarn.timeoutSeconds", "61", "in (0, 60]" },
 		{ "koordBPF.throttle.cutFactor", "0", "in (0, 1)" },
 		{ "koordBPF.throttle.cutFactor", "1", "in (0, 1)" },
 		{ "koordBPF.throttle.cutFactor", "1.5", "in (0, 1)" },

@@ -20,6 +20,8 @@
 #include <cmocka.h>
 #include "evict_policy.h"
 #include "kubelet.h"
+#include "report.h"
+#include "yarn_nm.h"
 
 static struct {
 	char dir[256], cert[300], other[300], token[300], bad_token[300];
@@ -113,13 +115,13 @@ static int teardown(void **state)
 	return 0;
 }
 
-static struct kubelet_opts opts(const char *ca, const char *token)
+static struct http_opts opts(const char *ca, const char *token)
 {
-	return (struct kubelet_opts){ .token_file = token, .ca_file = ca, .interval_s = 1,
+	return (struct http_opts){ .token_file = token, .ca_file = ca, .interval_s = 1,
 				      .timeout_s = 1 };
 }
 
-static int get(const struct kubelet_opts *o, const char *path, char **body, size_t *len,
+static int get(const struct http_opts *o, const char *path, char **body, size_t *len,
 	       char *err)
 {
 	char url[256];
@@ -127,12 +129,12 @@ static int get(const struct kubelet_opts *o, const char *path, char **body, size
 	snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", env.port, path);
 	*body = NULL;
 	err[0] = '\0';
-	return kubelet_fetch(o, url, body, len, err, 512);
+	return http_get(o, url, body, len, err, 512);
 }
 
 static void test_fetch(void **state)
 {
-	struct kubelet_opts o = opts(env.cert, env.token);
+	struct http_opts o = opts(env.cert, env.token);
 	struct pod_list l;
 	char err[512], *body;
 	size_t len;
@@ -179,7 +181,7 @@ static void test_fetch(void **state)
 	assert_int_equal(get(&o, "/slow", &body, &len, err), -EIO);
 	assert_int_equal(get(&o, "/error", &body, &len, err), -EIO);
 	assert_non_null(strstr(err, "HTTP status 500"));
-	assert_int_equal(kubelet_fetch(&o, "https://127.0.0.1:1/pods", &body, &len, err, 512), -EIO);
+	assert_int_equal(http_get(&o, "https://127.0.0.1:1/pods", &body, &len, err, 512), -EIO);
 }
 
 static void test_expand(void **state)
@@ -187,16 +189,16 @@ static void test_expand(void **state)
 	char out[64], err[256];
 
 	setenv("KOORD_TEST_IP", "10.0.0.7", 1);
-	assert_int_equal(kubelet_expand_url("https://${KOORD_TEST_IP}:10250/pods", out, sizeof(out),
+	assert_int_equal(http_expand_url("https://${KOORD_TEST_IP}:10250/pods", out, sizeof(out),
 					    err, sizeof(err)), 0);
 	assert_string_equal(out, "https://10.0.0.7:10250/pods");
-	assert_int_equal(kubelet_expand_url("http://${KOORD_TEST_UNSET}/pods", out, sizeof(out),
+	assert_int_equal(http_expand_url("http://${KOORD_TEST_UNSET}/pods", out, sizeof(out),
 					    err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "${KOORD_TEST_UNSET} is not set"));
-	assert_int_equal(kubelet_expand_url("http://x/$HOME/{a}", out, sizeof(out), err,
+	assert_int_equal(http_expand_url("http://x/$HOME/{a}", out, sizeof(out), err,
 					    sizeof(err)), 0);
 	assert_string_equal(out, "http://x/$HOME/{a}");
-	assert_int_equal(kubelet_expand_url("https://${KOORD_TEST_IP}/012345678901234567890123456789"
+	assert_int_equal(http_expand_url("https://${KOORD_TEST_IP}/012345678901234567890123456789"
 					    "0123456789012345678901234567890123456789", out,
 					    sizeof(out), err, sizeof(err)), -EINVAL);
 }
@@ -215,7 +217,7 @@ static void test_poller(void **state)
 	struct container cs[5];
 	struct container_table t = { .v = cs };
 	char url[128], why[256], *buf = NULL;
-	struct kubelet_opts o = opts(env.cert, env.token);
+	struct http_opts o = opts(env.cert, env.token);
 	struct kubelet *k, *down;
 	size_t len = 0;
 	FILE *f;
@@ -269,12 +271,83 @@ static void test_poller(void **state)
 	kubelet_stop(down);
 }
 
+static void test_nm_parse(void **state)
+{
+	static const char *const bad[] = {
+		"", "[]", "{}", "{\"containers\": []}", "{\"containers\": {\"container\": {}}}",
+		"{\"containers\": {\"container\": [", "null", "{\"containers\": null} x",
+	};
+	static const char none[] = "{\"containers\": null}", empty[] = "{\"containers\": {}}\n";
+	static const char typed[] = "{\"containers\": {\"container\": [{\"id\": \"c_1\", "
+		"\"totalVCoresNeeded\": \"2\", \"totalMemoryNeededMB\": -5}, 7]}}";
+	struct nm_list l;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(nm_parse(bad[i], strlen(bad[i]), &l, err, sizeof(err)), -EINVAL);
+		assert_true(err[0]);
+	}
+	/* none running */
+	assert_int_equal(nm_parse(none, strlen(none), &l, err, sizeof(err)), 0);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(nm_parse(empty, strlen(empty), &l, err, sizeof(err)), 0);
+	assert_int_equal(l.n, 0);
+	/* wrong types are not trusted */
+	assert_int_equal(nm_parse(typed, strlen(typed), &l, err, sizeof(err)), 0);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.v[0].vcores, 0);
+	assert_int_equal(l.v[0].memory_mb, 0);
+	nm_free(&l);
+}
+
+/* NodeManager's recorded answer, polled over loopback, given to the YARN containers and their JSON. */
+static void test_nodemanager(void **state)
+{
+	struct container cs[3];
+	struct container_table t = { .v = cs };
+	struct http_opts o = opts(env.cert, NULL);
+	struct cg_window cw = {};
+	struct poller *nm;
+	char url[128];
+	json_object *j, *y;
+	int i;
+
+	put(&t, "/hadoop-yarn/container_e02_1700000000000_0042_03_000007");
+	put(&t, "/hadoop-yarn/container_e02_1700000000000_0042_03_000007/sub");
+	put(&t, "/hadoop-yarn/container_1700000000000_0009_01_000001");	/* not listed */
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/ws/v1/node/containers", env.port);
+	o.url = url;
+	assert_int_equal(nodemanager_start(&o, &nm), 0);
+	for (i = 0; i < 100 && !poller_generation(nm); i++)
+		usleep(50000);
+	assert_int_equal(nodemanager_apply(nm, &t), 2);
+	assert_int_equal(cs[0].ident.yarn_vcores, 2);
+	assert_int_equal(cs[0].ident.yarn_memory_mb, 4096);
+	assert_int_equal(cs[1].ident.yarn_vcores, 2);	/* below the task: the task's */
+	assert_int_equal(cs[2].ident.yarn_vcores, 0);
+	j = report_container_json(&cw, &cs[0]);
+	assert_true(json_object_object_get_ex(j, "yarn", &y));
+	assert_int_equal(json_object_get_int(json_object_object_get(y, "vcores")), 2);
+	assert_int_equal(json_object_get_int(json_object_object_get(y, "memory_mb")), 4096);
+	json_object_put(j);
+	j = report_container_json(&cw, &cs[2]);
+	assert_true(json_object_object_get_ex(j, "yarn", &y));
+	assert_true(json_object_object_get_ex(y, "vcores", NULL));
+	assert_null(json_object_object_get(y, "vcores"));
+	json_object_put(j);
+	poller_stop(nm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fetch),
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_poller),
+		cmocka_unit_test(test_nm_parse),
+		cmocka_unit_test(test_nodemanager),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

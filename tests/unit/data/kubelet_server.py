@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A stand-in kubelet for tests/unit/test_kubelet.c: HTTPS on loopback, recorded PodLists.
+"""A stand-in kubelet (and NodeManager) for tests/unit/test_kubelet.c: HTTPS on loopback,
+recorded answers.
 
     kubelet_server.py CERT KEY TOKEN DATA_DIR PORT_FILE
 
@@ -9,6 +10,7 @@
 /huge-chunked  the same, chunked
 /slow        answers after 3 s
 /error       500
+/ws/v1/node/containers  data/nm-containers.json (NodeManager; no token)
 The chosen port is written to PORT_FILE once it listens.
 """
 import http.server
@@ -42,6 +44,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if self.headers.get('Authorization') != 'Bearer ' + token:
                 return self.send(401, b'{"kind": "Status", "code": 401}')
             return self.send(200, open(os.path.join(data, 'podlist.json'), 'rb').read())
+        if self.path == '/ws/v1/node/containers':   # YARN NodeManager: no token
+            return self.send(200, open(os.path.join(data, 'nm-containers.json'), 'rb').read())
+        if self.path == '/ws/v1/node/containers-none':
+            return self.send(200, b'{"containers": null}')
         if self.path == '/malformed':
             return self.send(200, open(os.path.join(data, 'podlist.json'), 'rb').read()[:700])
         if self.path == '/huge':
