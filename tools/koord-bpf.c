@@ -995,6 +995,8 @@ static void do_reload(struct daemon *d)
 	if (strcmp(nc.listen, d->cfg.listen) || strcmp(nc.state_dir, d->cfg.state_dir) ||
 	    nc.ncgroup_roots != d->cfg.ncgroup_roots)
 		log_warn("reload: listen, stateDir and cgroupRoots take effect at the next start");
+	if (strcmp(nc.kubelet.url, d->cfg.kubelet.url) || strcmp(nc.yarn.nm_url, d->cfg.yarn.nm_url))
+		log_warn("reload: kubelet and yarn take effect at the next start");
 	for (i = 0; i < nc.ncgroup_roots; i++)
 		free(nc.cgroup_roots[i]);
 	for (i = 0; i < d->cfg.ncgroup_roots; i++)
