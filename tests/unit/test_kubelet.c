@@ -142,7 +142,7 @@ static void test_fetch(void **state)
 	/* the CA and the token: the recorded list */
 	assert_int_equal(get(&o, "/pods", &body, &len, err), 0);
 	assert_int_equal(pods_parse(body, len, &l, err, sizeof(err)), 0);
-	assert_int_equal(l.n, 6);
+	assert_int_equal(l.n, 7);
 	pods_free(&l);
 	free(body);
 
@@ -257,7 +257,7 @@ static void test_poller(void **state)
 	kubelet_metrics(k, f);
 	fclose(f);
 	assert_non_null(strstr(buf, "\nkoord_bpf_kubelet_up 1\n"));
-	assert_non_null(strstr(buf, "\nkoord_bpf_kubelet_pods 6\n"));
+	assert_non_null(strstr(buf, "\nkoord_bpf_kubelet_pods 7\n"));
 	free(buf);
 	kubelet_stop(k);
 

@@ -45,7 +45,7 @@ static void test_recorded(void **state)
 
 	assert_int_equal(pods_parse(text, len, &l, err, sizeof(err)), 0);
 	/* the item without a uid and the one that is not an object are skipped */
-	assert_int_equal(l.n, 6);
+	assert_int_equal(l.n, 7);
 
 	/* no label: the Kubernetes class decides; priority 9500 is prod */
 	p = pods_find(&l, UID(1));
@@ -83,6 +83,10 @@ static void test_recorded(void **state)
 	/* the priority-class label wins over spec.priority */
 	p = pods_find(&l, UID(6));
 	assert_int_equal(p->prio, PRIO_MID);
+	/* a burstable (LS) pod of batch priority */
+	p = pods_find(&l, UID(7));
+	assert_int_equal(pod_qos(p, KC_SYSTEM), KC_LS);
+	assert_int_equal(pod_prio(p, KC_LS), PRIO_BATCH);
 	assert_null(pods_find(&l, UID(9)));
 	pods_free(&l);
 	pods_free(&l);
