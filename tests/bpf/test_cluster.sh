@@ -10,12 +10,7 @@ set -u
 cd "$(dirname "$0")/../.."
 bin=build/koord-bpf
 data=tests/unit/data
-pass=0 fail=0
-check() { # check DESCRIPTION COMMAND...
-	local d=$1; shift
-	if "$@"; then echo "ok - $d"; pass=$((pass + 1)); else echo "not ok - $d"; fail=$((fail + 1)); fi
-}
-if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root"; exit 77; fi
+. tests/bpf/lib.sh
 
 tmp=$(mktemp -d /tmp/koord-cluster-test-XXXXXX)
 pids=()
@@ -30,9 +25,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 until_true() { # until_true SECONDS COMMAND...: poll every 0.1 s
 	local i n=$(( $1 * 10 )); shift
 	for i in $(seq "$n"); do "$@" && return 0; sleep 0.1; done

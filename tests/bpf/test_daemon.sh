@@ -8,12 +8,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 bin=build/koord-bpf
-pass=0 fail=0
-check() { # check DESCRIPTION COMMAND...
-	local d=$1; shift
-	if "$@"; then echo "ok - $d"; pass=$((pass + 1)); else echo "not ok - $d"; fail=$((fail + 1)); fi
-}
-if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root"; exit 77; fi
+. tests/bpf/lib.sh
 
 tmp=$(mktemp -d /tmp/koord-daemon-test-XXXXXX)
 pids=()
@@ -59,9 +54,6 @@ switch_progs() { # switch_progs "IDS": how many of them are tp_switch/raw_switch
 		bpftool prog show id "$id" 2>/dev/null | grep -qE 'name (tp|raw)_switch' && n=$((n + 1))
 	done
 	echo $n
-}
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 status() { # status URL [curl args]: the HTTP status code
 	curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@"
