@@ -12,10 +12,18 @@ BENCH_OBJS := $(BENCH_DIR)/floor.bpf.o $(BENCH_DIR)/prims.bpf.o
 
 .PHONY: bench bench-build
 
-bench-build: $(BENCH_DIR)/koord-bench-load $(BENCH_OBJS)
+bench-build: $(BENCH_DIR)/koord-bench-load $(BENCH_OBJS) $(BENCH_DIR)/koord-bench-accuracy
 
 bench: all bench-build $(BENCH_DIR)/.deps
 	scripts/bench/bench.py --out $(BENCH_DIR) $(BENCH_ARGS)
+	scripts/bench/overhead.py $(OVERHEAD_ARGS)
+	$(BENCH_DIR)/koord-bench-accuracy
+
+# Item 6: the histogram's percentiles against exact ones (scripts/bench/accuracy.c).
+$(BENCH_DIR)/koord-bench-accuracy: scripts/bench/accuracy.c $(TESTLIB_OBJS) $(OUT)/libkoord.a
+	$(call msg,CCLD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(TESTLIB_OBJS) $(OUT)/libkoord.a $(LDLIBS) -o $@
 
 # The peers and loads (Debian): libbpf-tools, bpftrace, rt-tests (hackbench), perf, strace.
 $(BENCH_DIR)/.deps: scripts/bench/deps.sh
