@@ -587,12 +587,12 @@ static void maybe_rescan(struct daemon *d)
 	d->nunresolved = unknown ? n : 0;
 }
 
-static char *api_json(struct daemon *d, const struct window *w, size_t *len)
+static char *api_json(struct daemon *d, const struct window *w, const struct suspects *sus,
+		      size_t *len)
 {
 	json_object *doc = json_object_new_object(), *arr = json_object_new_array();
 	json_object *hier = json_object_new_object(), *col = json_object_new_object();
 	const struct cg_window **rows;
-	struct suspects sus = {};
 	size_t i, n = report_rows(w, &rows);
 	char verdict[1024];
 	char *out = NULL;
@@ -623,9 +623,9 @@ static char *api_json(struct daemon *d, const struct window *w, size_t *len)
 		json_object_array_add(arr, o);
 	}
 	json_object_object_add(doc, "containers", arr);
-	if (!suspects_rank(w, &d->table, &sus)) {
-		json_object_object_add(doc, "suspects", report_suspects_json(&sus, &d->table));
-		report_verdict(verdict, sizeof(verdict), &sus, &d->table, w->dur_ns);
+	if (sus) {
+		json_object_object_add(doc, "suspects", report_suspects_json(sus, &d->table));
+		report_verdict(verdict, sizeof(verdict), sus, &d->table, w->dur_ns);
 		json_object_object_add(doc, "verdict", json_object_new_string(verdict));
 	}
 	s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN |
@@ -639,7 +639,6 @@ static char *api_json(struct daemon *d, const struct window *w, size_t *len)
 		}
 	}
 	json_object_put(doc);
-	suspects_free(&sus);
 	free(rows);
 	return out;
 }
@@ -677,9 +676,11 @@ static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, si
 		.cgroup_root = d->hier.root, .cgroup_version = d->hier.version,
 		.period_s = d->cfg.period_s, .last_period_s = d->last_work,
 	};
+	struct suspects sus = {};
 	struct window w = {};
 	struct sample tmp;
 	double t0 = now_s();
+	bool ranked;
 	int err;
 
 	err = collector_sample(d->col, &d->cur);
@@ -690,8 +691,10 @@ static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, si
 	maybe_rescan(d);
 	info.scans = d->scans;
 	err = window_compute(&d->prev, &d->cur, &w);
+	/* ranked once: the enforcer's culprits and the API's suspects are the same list */
+	ranked = !err && !suspects_rank(&w, &d->table, &sus);
 	if (!err && d->enf)
-		enforcer_period(d->enf, &w, &d->table, now_s());
+		enforcer_period(d->enf, &w, &d->table, ranked ? &sus : NULL, now_s());
 	if (!err)
 		err = exporter_update(&d->exp, &w, &d->cur);
 	if (!err)
@@ -699,13 +702,14 @@ static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, si
 	if (!err && d->enf)
 		err = append_enforcement(d, metrics, mlen);
 	if (!err && api) {
-		*api = api_json(d, &w, alen);
+		*api = api_json(d, &w, ranked ? &sus : NULL, alen);
 		if (!*api) {
 			free(*metrics);
 			err = -ENOMEM;
 		}
 	}
 	window_free(&w);
+	suspects_free(&sus);
 	if (err) {
 		log_err("period: %s", strerror(-err));
 		return err;

@@ -317,7 +317,7 @@ static void judge(struct enforcer *e, const struct window *w, const struct conta
 }
 
 void enforcer_period(struct enforcer *e, const struct window *w, const struct container_table *t,
-		     double now_s)
+		     const struct suspects *sus, double now_s)
 {
 	e->dt = w->dur_ns / 1e9;
 	e->now = now_s;
@@ -336,7 +336,7 @@ void enforcer_period(struct enforcer *e, const struct window *w, const struct co
 		act_wakeup(e, t);
 	act_suppress(e, w, t);
 	if (e->c->throttle.enable)
-		act_target(e, w, t);
+		act_target(e, w, t, sus);
 	if (e->c->eviction.enable)
 		act_evict(e, w, t);
 }
