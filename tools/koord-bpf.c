@@ -643,28 +643,25 @@ static char *api_json(struct daemon *d, const struct window *w, const struct sus
 	return out;
 }
 
-/* The enforcement metrics after the exporter's. */
+/* The enforcement metrics after the exporter's (rendered apart: appending grows one buffer once). */
 static int append_enforcement(struct daemon *d, char **metrics, size_t *mlen)
 {
-	char *buf = NULL;
+	char *buf = NULL, *all;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	int err;
 
-	if (!f) {
-		free(*metrics);
+	if (!f)
 		return -ENOMEM;
-	}
-	fwrite(*metrics, 1, *mlen, f);
 	err = enforcer_metrics(d->enf, f);
-	if (fclose(f) || err) {
+	if (fclose(f) || err || !(all = realloc(*metrics, *mlen + len))) {
 		free(buf);
-		free(*metrics);
 		return -ENOMEM;
 	}
-	free(*metrics);
-	*metrics = buf;
-	*mlen = len;
+	memcpy(all + *mlen, buf, len);
+	free(buf);
+	*metrics = all;
+	*mlen += len;
 	return 0;
 }
 
@@ -699,8 +696,8 @@ static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, si
 		err = exporter_update(&d->exp, &w, &d->cur);
 	if (!err)
 		err = exporter_render(&d->exp, &d->cur, &w, &d->table, &info, metrics, mlen);
-	if (!err && d->enf)
-		err = append_enforcement(d, metrics, mlen);
+	if (!err && d->enf && (err = append_enforcement(d, metrics, mlen)))
+		free(*metrics);
 	if (!err && api) {
 		*api = api_json(d, &w, ranked ? &sus : NULL, alen);
 		if (!*api) {
