@@ -6,8 +6,10 @@
  * journaled and undone at stop or at the next start after a crash), and
  * publishes Prometheus /metrics, /api/containers (the JSON of
  * koord-interference over the last window, plus enforcement state) and
- * /healthz over HTTP (libmicrohttpd, one internal polling thread). Response
- * bodies are built once per period; a request only takes a reference.
+ * /healthz over HTTP (libmicrohttpd, one internal polling thread). A body is
+ * rendered at the first request of a period and kept for the period's other
+ * requests (nothing is rendered when nobody asks: at 10,000 containers
+ * /metrics is ~85 MiB); a request then only takes a reference.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -304,12 +306,17 @@ struct body {
 	bool gz_tried;
 };
 
+enum body_kind { BODY_METRICS, BODY_API };
+
 static struct {
 	pthread_mutex_t lock;
-	struct body *metrics, *api;
+	struct body *metrics, *api;	/* rendered for the last period, NULL until asked */
 	double done_at;		/* CLOCK_MONOTONIC of the last completed period, 0: none yet */
 	double period;
 } shared = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Render @kind for the last period (defined with the period below); a reference or NULL. */
+static struct body *render_body(enum body_kind kind);
 
 static void body_put(struct body *b)
 {
@@ -344,20 +351,46 @@ static struct body *body_new(char *p, size_t len)
 	return b;
 }
 
-/* Replace the published bodies (takes the references passed in). */
-static void publish(struct body *metrics, struct body *api, double done_at)
+/* A period completed at @done_at (0: stopping): the bodies of the last one are stale. */
+static void publish(double done_at)
 {
 	struct body *om, *oa;
 
 	pthread_mutex_lock(&shared.lock);
 	om = shared.metrics;
 	oa = shared.api;
-	shared.metrics = metrics;
-	shared.api = api;
+	shared.metrics = shared.api = NULL;
 	shared.done_at = done_at;
 	pthread_mutex_unlock(&shared.lock);
 	body_put(om);
 	body_put(oa);
+}
+
+/* The current body of @kind with a reference taken, or NULL when not rendered yet. */
+static struct body *body_get(enum body_kind kind)
+{
+	struct body *b;
+
+	pthread_mutex_lock(&shared.lock);
+	b = kind == BODY_METRICS ? shared.metrics : shared.api;
+	if (b)
+		b->refs++;
+	pthread_mutex_unlock(&shared.lock);
+	return b;
+}
+
+/* Keep @b as the period's body of @kind; returns it with a reference for the caller. */
+static struct body *body_keep(enum body_kind kind, struct body *b)
+{
+	struct body **slot = kind == BODY_METRICS ? &shared.metrics : &shared.api;
+
+	pthread_mutex_lock(&shared.lock);
+	if (!*slot) {
+		*slot = b;
+		b->refs++;
+	}
+	pthread_mutex_unlock(&shared.lock);
+	return b;
 }
 
 static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status,
@@ -426,7 +459,7 @@ static bool accepts_gzip(struct MHD_Connection *conn)
 	return !(g[0] == 'q' && g[1] == '=' && strtod(g + 2, NULL) == 0);
 }
 
-static enum MHD_Result reply_body(struct MHD_Connection *conn, struct body **which,
+static enum MHD_Result reply_body(struct MHD_Connection *conn, enum body_kind kind,
 				  const char *type)
 {
 	struct MHD_Response *r;
@@ -434,11 +467,9 @@ static enum MHD_Result reply_body(struct MHD_Connection *conn, struct body **whi
 	struct body *b;
 	bool gz;
 
-	pthread_mutex_lock(&shared.lock);
-	b = *which;
-	if (b)
-		b->refs++;
-	pthread_mutex_unlock(&shared.lock);
+	b = body_get(kind);
+	if (!b)
+		b = render_body(kind);
 	if (!b)
 		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 				  "no data yet: the first period has not completed\n");
@@ -472,9 +503,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (!strcmp(url, "/metrics"))
-		return reply_body(conn, &shared.metrics, "text/plain; version=0.0.4; charset=utf-8");
+		return reply_body(conn, BODY_METRICS, "text/plain; version=0.0.4; charset=utf-8");
 	if (!strcmp(url, "/api/containers"))
-		return reply_body(conn, &shared.api, "application/json");
+		return reply_body(conn, BODY_API, "application/json");
 	if (!strcmp(url, "/healthz")) {
 		pthread_mutex_lock(&shared.lock);
 		done_at = shared.done_at;
@@ -665,14 +696,58 @@ static int append_enforcement(struct daemon *d, char **metrics, size_t *mlen)
 	return 0;
 }
 
-/* One period: sample, window, walk if needed, render. Returns the exposition in *metrics. */
-static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, size_t *alen)
+/*
+ * What the last period measured, for rendering on request. The state lock
+ * covers it and the daemon's tables: a period changes them under it, a
+ * render reads them under it.
+ */
+static struct {
+	pthread_mutex_t lock;
+	struct daemon *d;
+	bool ready;			/* a period has completed */
+	struct window w;		/* the last period's window */
+	struct suspects sus;
+	bool ranked;
+	struct exporter_info info;
+} last = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int render_metrics(struct daemon *d, char **metrics, size_t *mlen)
 {
-	struct exporter_info info = {
-		.version = KOORD_BPF_VERSION, .mode = collector_mode(d->col),
-		.cgroup_root = d->hier.root, .cgroup_version = d->hier.version,
-		.period_s = d->cfg.period_s, .last_period_s = d->last_work,
-	};
+	int err = exporter_render(&d->exp, &d->prev, &last.w, &d->table, &last.info, metrics, mlen);
+
+	if (!err && d->enf && (err = append_enforcement(d, metrics, mlen)))
+		free(*metrics);
+	return err;
+}
+
+static struct body *render_body(enum body_kind kind)
+{
+	struct body *b;
+	size_t len = 0;
+	char *p = NULL;
+	int err;
+
+	pthread_mutex_lock(&last.lock);
+	b = body_get(kind);	/* another request may have rendered it meanwhile */
+	if (!b && last.ready) {
+		if (kind == BODY_METRICS)
+			err = render_metrics(last.d, &p, &len);
+		else
+			err = (p = api_json(last.d, &last.w, last.ranked ? &last.sus : NULL, &len)) ?
+			      0 : -ENOMEM;
+		if (err)
+			log_warn("rendering %s: %s", kind == BODY_METRICS ? "/metrics" :
+				 "/api/containers", strerror(-err));
+		else if ((b = body_new(p, len)))
+			b = body_keep(kind, b);
+	}
+	pthread_mutex_unlock(&last.lock);
+	return b;
+}
+
+/* One period: sample, then under the state lock the window, a walk if needed, and the actions. */
+static int period(struct daemon *d)
+{
 	struct suspects sus = {};
 	struct window w = {};
 	struct sample tmp;
@@ -685,8 +760,8 @@ static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, si
 		log_err("cannot read the collector's maps: %s", strerror(-err));
 		return err;
 	}
+	pthread_mutex_lock(&last.lock);
 	maybe_rescan(d);
-	info.scans = d->scans;
 	err = window_compute(&d->prev, &d->cur, &w);
 	/* ranked once: the enforcer's culprits and the API's suspects are the same list */
 	ranked = !err && !suspects_rank(&w, &d->table, &sus);
@@ -694,27 +769,31 @@ static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, si
 		enforcer_period(d->enf, &w, &d->table, ranked ? &sus : NULL, now_s());
 	if (!err)
 		err = exporter_update(&d->exp, &w, &d->cur);
-	if (!err)
-		err = exporter_render(&d->exp, &d->cur, &w, &d->table, &info, metrics, mlen);
-	if (!err && d->enf && (err = append_enforcement(d, metrics, mlen)))
-		free(*metrics);
-	if (!err && api) {
-		*api = api_json(d, &w, ranked ? &sus : NULL, alen);
-		if (!*api) {
-			free(*metrics);
-			err = -ENOMEM;
-		}
-	}
-	window_free(&w);
-	suspects_free(&sus);
 	if (err) {
+		pthread_mutex_unlock(&last.lock);
+		window_free(&w);
+		suspects_free(&sus);
 		log_err("period: %s", strerror(-err));
 		return err;
 	}
 	tmp = d->prev;
 	d->prev = d->cur;
 	d->cur = tmp;
+	window_free(&last.w);
+	suspects_free(&last.sus);
+	last.d = d;
+	last.w = w;
+	last.sus = sus;
+	last.ranked = ranked;
+	last.info = (struct exporter_info){
+		.version = KOORD_BPF_VERSION, .mode = collector_mode(d->col),
+		.cgroup_root = d->hier.root, .cgroup_version = d->hier.version,
+		.period_s = d->cfg.period_s, .last_period_s = d->last_work, .scans = d->scans,
+	};
+	last.ready = true;
 	d->last_work = now_s() - t0;
+	publish(now_s());	/* under the lock: no body of the last period is kept after this */
+	pthread_mutex_unlock(&last.lock);
 	log_debug("period: %zu containers, %zu known, %.1f ms", d->prev.n, d->table.n,
 		  d->last_work * 1e3);
 	return 0;
@@ -1090,7 +1169,9 @@ int main(int argc, char **argv)
 		size_t mlen = 0;
 
 		sleep_until(d.col, next);
-		err = period(&d, &m, &mlen, NULL, NULL);
+		err = period(&d);
+		if (!err)
+			err = render_metrics(&d, &m, &mlen);
 		if (!err && fwrite(m, 1, mlen, stdout) != mlen)
 			err = -EIO;
 		free(m);
@@ -1122,28 +1203,18 @@ int main(int argc, char **argv)
 		 d.hier.version, d.cfg.be.enable ? "on" : "off", o.dry_run ? " (dry run)" : "");
 
 	while (!stop) {
-		char *m, *a;
-		size_t mlen, alen;
-		struct body *bm, *ba;
-
 		sleep_until(d.col, next);
 		if (stop)
 			break;
-		if (reload)
+		if (reload) {	/* the tables a render reads change: under the state lock */
+			pthread_mutex_lock(&last.lock);
 			do_reload(&d);
+			pthread_mutex_unlock(&last.lock);
+		}
 		next += d.cfg.period_s;
 		if (next < now_s())	/* fell behind: skip, do not burst */
 			next = now_s() + d.cfg.period_s;
-		if (period(&d, &m, &mlen, &a, &alen))
-			continue;	/* keep serving the last good period */
-		bm = body_new(m, mlen);
-		ba = body_new(a, alen);
-		if (!bm || !ba) {
-			body_put(bm);
-			body_put(ba);
-			continue;
-		}
-		publish(bm, ba, now_s());
+		period(&d);	/* on failure the last good period is still served */
 	}
 	log_info("stopping");
 	err = 0;
@@ -1152,7 +1223,9 @@ out:
 		MHD_stop_daemon(mhd);
 	if (lfd >= 0)
 		close(lfd);
-	publish(NULL, NULL, 0);
+	publish(0);
+	window_free(&last.w);
+	suspects_free(&last.sus);
 	/* the values go back before anything else can fail */
 	if (restore_all(&d, "stopping"))
 		err = -EIO;
