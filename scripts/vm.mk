@@ -50,7 +50,7 @@ vm-test: vm-static
 # the required kernel, Debian 12's own 6.1, with the test
 # programs that are reliable under TCG (their timing checks know
 # KOORD_TEST_EMULATED; docs/vm-test.md); `make vm-test` runs them all.
-VM_CI_TESTS ?= test_runq test_evict
+VM_CI_TESTS ?= test_runq test_steal test_counters test_evict
 vm-test-ci: vm-static
 	VM_TESTS="$(VM_CI_TESTS)" scripts/vm-test.sh --no-build --kernels 6.1
 
