@@ -6,7 +6,7 @@ pkgs=(
 	make gcc clang llvm pkg-config  # build
 	libbpf-dev bpftool libelf-dev zlib1g-dev	# libbpf and skeletons
 	libjson-c-dev libmicrohttpd-dev libncurses-dev	# JSON, HTTP, koord-top
-	libcmocka-dev			  # unit tests
+	libcmocka-dev valgrind		  # unit tests, sanitizer and valgrind runs
 	stress-ng rt-tests trace-cmd tmux procps python3  # workloads, references, test checks
 )
 

@@ -600,7 +600,9 @@ static void maybe_rescan(struct daemon *d)
 
 		if (container_table_get(&d->table, id))
 			continue;
-		if (!bsearch(&id, d->unresolved, d->nunresolved, sizeof(id), cmp_u64))
+		/* bsearch/qsort of NULL is undefined even with 0 elements */
+		if (!d->nunresolved ||
+		    !bsearch(&id, d->unresolved, d->nunresolved, sizeof(id), cmp_u64))
 			fresh = true;
 	}
 	if (!fresh && now_s() - d->last_scan < RESCAN_S)
@@ -612,7 +614,8 @@ static void maybe_rescan(struct daemon *d)
 	for (i = 0; unknown && i < d->cur.n; i++)
 		if (!container_table_get(&d->table, d->cur.v[i].cgid))
 			unknown[n++] = d->cur.v[i].cgid;
-	qsort(unknown, n, sizeof(*unknown), cmp_u64);
+	if (n)
+		qsort(unknown, n, sizeof(*unknown), cmp_u64);
 	free(d->unresolved);
 	d->unresolved = unknown;
 	d->nunresolved = unknown ? n : 0;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "act.h"
+#include "cgfile.h"
 #include "log.h"
 
 int act_path(char *buf, size_t len, const char *mount, const char *rel, const char *file)
@@ -90,54 +91,59 @@ int act_quota_path(const struct enforcer *e, const char *rel, char *path, size_t
 			e->h->cpu_version == 2 ? "cpu.max" : "cpu.cfs_quota_us");
 }
 
-/* The CFS period of @rel in µs (v1 cpu.cfs_period_us, v2 the second field of cpu.max). */
-static long quota_period(struct enforcer *e, const char *rel, const char *max_line)
+/* v1: cpu.cfs_period_us of @rel in µs (the kernel's default when unreadable). */
+static long v1_period(struct enforcer *e, const char *rel)
 {
 	char path[PATH_MAX], buf[64];
-	long p = 0;
+	long p = -EINVAL;
 
-	if (max_line)
-		sscanf(max_line, "%*s %ld", &p);
-	else if (!act_path(path, sizeof(path), e->h->cpu, rel, "cpu.cfs_period_us") &&
-		 !writer_read(e->w, path, buf, sizeof(buf)))
-		p = strtol(buf, NULL, 10);
+	if (!act_path(path, sizeof(path), e->h->cpu, rel, "cpu.cfs_period_us") &&
+	    !writer_read(e->w, path, buf, sizeof(buf)))
+		p = quota_period_parse(buf);
 	return p > 0 ? p : CFS_PERIOD_US;
+}
+
+/* @rel's quota file (its path into @path) parsed: quota (-1: none) and period in µs. */
+static int quota_get(struct enforcer *e, const char *rel, char *path, size_t len, long *quota,
+		     long *period)
+{
+	bool v2 = e->h->cpu_version == 2;
+	char buf[64];
+	int err;
+
+	err = act_quota_path(e, rel, path, len);
+	if (!err)
+		err = writer_read(e->w, path, buf, sizeof(buf));
+	if (!err)
+		err = quota_parse(buf, v2, quota, period);
+	if (!err && !v2)
+		*period = v1_period(e, rel);
+	return err;
 }
 
 int act_quota_read(struct enforcer *e, const char *rel, long *quota_us)
 {
-	char path[PATH_MAX], buf[64];
-	bool v2 = e->h->cpu_version == 2;
-	long q;
+	char path[PATH_MAX];
+	long q, period;
 	int err;
 
-	err = act_quota_path(e, rel, path, sizeof(path));
-	if (!err)
-		err = writer_read(e->w, path, buf, sizeof(buf));
+	err = quota_get(e, rel, path, sizeof(path), &q, &period);
 	if (err)
 		return err;
-	if (v2 && !strncmp(buf, "max", 3)) {
-		*quota_us = -1;
-		return 0;
-	}
-	q = strtol(buf, NULL, 10);
-	*quota_us = q < 0 ? -1 : q * CFS_PERIOD_US / quota_period(e, rel, v2 ? buf : NULL);
+	*quota_us = q < 0 ? -1 : q * CFS_PERIOD_US / period;
 	return 0;
 }
 
 int act_quota_write(struct enforcer *e, const char *rel, long quota_us)
 {
-	char path[PATH_MAX], buf[64], val[64];
+	char path[PATH_MAX], val[64];
 	bool v2 = e->h->cpu_version == 2;
-	long period;
+	long cur, period;
 	int err;
 
-	err = act_quota_path(e, rel, path, sizeof(path));
-	if (!err)
-		err = writer_read(e->w, path, buf, sizeof(buf));
+	err = quota_get(e, rel, path, sizeof(path), &cur, &period);
 	if (err)
 		return err;
-	period = quota_period(e, rel, v2 ? buf : NULL);
 	if (quota_us >= 0)
 		quota_us = quota_us * period / CFS_PERIOD_US;
 	if (v2 && quota_us < 0)
