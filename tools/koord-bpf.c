@@ -47,6 +47,8 @@
 #define RESCAN_S	10.0	/* walk the hierarchy at least this often */
 
 static volatile sig_atomic_t stop, reload;
+static bool urgent;	/* a long wait behind a container not known yet: walk now */
+static __u64 urgent_id;	/* that container */
 
 static void on_signal(int sig)
 {
@@ -802,9 +804,50 @@ static int period(struct daemon *d)
 	return 0;
 }
 
+/*
+ * Records are counted by the collector and drained so the ring never fills.
+ * One whose culprit the last walk did not know (a new pod, a new YARN tree)
+ * wakes the loop to walk and act at once instead of at the next period.
+ */
 static int on_event(void *ctx, const struct long_wait_event *ev)
 {
-	return 0;	/* records are counted by the collector; drained so the ring never fills */
+	struct daemon *d = ctx;
+	__u64 id = ev->culprit_cgid;
+
+	if (d->enf && d->cfg.be.enable && d->cfg.react_on_long_waits && id &&
+	    !container_table_get(&d->table, id) &&
+	    !(d->nunresolved && bsearch(&id, d->unresolved, d->nunresolved, sizeof(id), cmp_u64))) {
+		urgent = true;
+		urgent_id = id;
+	}
+	return 0;
+}
+
+/* A walk and the BE wake-up priority between periods, at most every 100 ms. */
+static void react(struct daemon *d)
+{
+	static double last_at;
+	double now = now_s();
+
+	urgent = false;
+	if (now - last_at < 0.1)
+		return;
+	last_at = now;
+	pthread_mutex_lock(&last.lock);
+	rescan(d);
+	enforcer_react(d->enf, &d->table, now);
+	pthread_mutex_unlock(&last.lock);
+	/* still unknown (gone already, too deep): its next records do not walk again */
+	if (!container_table_get(&d->table, urgent_id)) {
+		__u64 *v = realloc(d->unresolved, (d->nunresolved + 1) * sizeof(*v));
+
+		if (v) {
+			v[d->nunresolved++] = urgent_id;
+			qsort(v, d->nunresolved, sizeof(*v), cmp_u64);
+			d->unresolved = v;
+		}
+	}
+	log_debug("walked and acted on a long wait behind an unknown container");
 }
 
 /* Until @deadline (CLOCK_MONOTONIC seconds) or a signal, draining long-wait records. */
@@ -813,7 +856,7 @@ static void sleep_until(struct collector *col, double deadline)
 	double left;
 	int err;
 
-	while (!stop && (left = deadline - now_s()) > 0) {
+	while (!stop && !urgent && (left = deadline - now_s()) > 0) {
 		err = collector_poll(col, left > 0.25 ? 250 : (int)(left * 1000) + 1);
 		if (err < 0 && err != -EINTR) {
 			log_warn("reading long-wait records: %s", strerror(-err));
@@ -1156,7 +1199,7 @@ int main(int argc, char **argv)
 		goto out;
 	err = collector_set_classes(d.col, &d.table);
 	if (!err)
-		err = collector_watch_events(d.col, on_event, NULL);
+		err = collector_watch_events(d.col, on_event, &d);
 	if (!err)
 		err = collector_sample(d.col, &d.prev);
 	if (!err && !o.once)
@@ -1209,6 +1252,11 @@ int main(int argc, char **argv)
 		sleep_until(d.col, next);
 		if (stop)
 			break;
+		if (urgent && now_s() < next) {
+			react(&d);
+			continue;
+		}
+		urgent = false;
 		if (reload) {	/* the tables a render reads change: under the state lock */
 			pthread_mutex_lock(&last.lock);
 			do_reload(&d);

@@ -347,6 +347,15 @@ void enforcer_period(struct enforcer *e, const struct window *w, const struct co
 		act_evict(e, w, t);
 }
 
+void enforcer_react(struct enforcer *e, const struct container_table *t, double now_s)
+{
+	e->now = now_s;
+	if (!e->c->be.enable || !e->c->be_wakeup_priority)
+		return;
+	find_roots(e, t);
+	act_wakeup(e, t);
+}
+
 const struct enforce_stats *enforcer_stats(const struct enforcer *e)
 {
 	return &e->st;

@@ -45,6 +45,11 @@ void enforcer_set_config(struct enforcer *e, const struct koord_config *c);
  */
 void enforcer_period(struct enforcer *e, const struct window *w, const struct container_table *t,
 		     const struct suspects *sus, double now_s);
+/*
+ * Between periods, right after a walk found new containers: the BE roots
+ * get their wake-up priority now (the rest waits for the period).
+ */
+void enforcer_react(struct enforcer *e, const struct container_table *t, double now_s);
 const struct enforce_stats *enforcer_stats(const struct enforcer *e);
 /* The enforcement state of one container for /api/containers, or NULL when none. */
 json_object *enforcer_container_json(const struct enforcer *e, __u64 cgid);

@@ -69,15 +69,16 @@ def poll_idle(path, t0, until, out):
         time.sleep(0.001)
 
 
-def one_run(tree, probe, period, case, a, out):
-    """One daemon, one hog: {detect_ms, write_ms, long_wait_ms, ...}."""
+def one_run(tree, probe, period, case, react, a, out):
+    """One daemon, one hog: {detect_ms, write_ms, long_wait_ms, ...}. @react: reactOnLongWaits."""
     be_root = os.path.join(tree.kubepods, "besteffort")
     if case == "idle-before":
         tree.mkdir("kubepods/besteffort")
     cfg = {"resourceUsedThresholdWithBE": {"enable": True},
-           "koordBPF": {"cgroupRoots": [tree.relpath(tree.kubepods)]}}
+           "koordBPF": {"cgroupRoots": [tree.relpath(tree.kubepods)],
+                        "reactOnLongWaits": react == "on"}}
     d = cgbench.Daemon(out, cfg, ["--period", str(period)], a.koord)
-    res = {"period": period, "case": case, "load": busy_processes()["loadavg"]}
+    res = {"period": period, "case": case, "react": react, "load": busy_processes()["loadavg"]}
     hog = None
     try:
         d.wait_ready()
@@ -126,38 +127,39 @@ def verdict(ms):
     return "PASS" if ms is not None and ms <= BUDGET_MS else "OVER"
 
 
-def report(runs, periods):
-    lines = ["| period s | case | (a) detection ms, median [min..max] | (b) first write ms | "
+def report(runs, periods, reacts):
+    lines = ["| period s | reactOnLongWaits | case | (a) detection ms, median [min..max] | (b) first write ms | "
              "budget ≤ 1000 ms (a / b) | probe's first ≥ 5 ms wait after t0, ms | runs | "
-             "load average |", "|---|---|---|---|---|---|---|---|"]
+             "load average |", "|---|---|---|---|---|---|---|---|---|"]
     verdicts = []
-    for p in periods:
-        for case in ("new-root", "idle-before"):
-            rs = [r for r in runs if r["period"] == p and r["case"] == case]
-            if not rs:
-                continue
-            det = [r["detect_ms"] for r in rs if "detect_ms" in r]
-            wr = [r["write_ms"] for r in rs if "write_ms" in r]
-            lw = [r["long_wait_ms"] for r in rs if r.get("long_wait_ms") is not None]
-            missed = len(rs) - len(det)
-            v = {"period": p, "case": case, "detect_ms": median(det) if det else None,
-                 "write_ms": median(wr) if wr else None}
-            # a run that never detected (or never wrote) within the timeout is over budget
-            v["detect"] = verdict(v["detect_ms"]) if not missed else "OVER"
-            if case == "new-root":
-                v["write"] = verdict(v["write_ms"]) if len(wr) == len(rs) else "OVER"
-                wcell = fmt_spread(wr)
-            else:
-                before = sum(r.get("idle_before", False) for r in rs)
-                v["write"] = "PASS" if before == len(rs) else "OVER"
-                wcell = f"none needed: BE root idle before t0 in {before}/{len(rs)} runs"
-            verdicts.append(v)
-            loads = [float(r["load"].split()[0]) for r in rs]
-            lines.append(f"| {p:g} | {case} | {fmt_spread(det)}"
-                         f"{f' ({missed} not detected)' if missed else ''} | {wcell} | "
-                         f"{v['detect']} / {v['write']} | "
-                         f"{fmt_spread(lw) if lw else 'none'} ({len(lw)}/{len(rs)} runs) | "
-                         f"{len(rs)} | {fmt_spread(loads, 1)} |")
+    for p, react, case in ((p, r, c) for p in periods for r in reacts
+                           for c in ("new-root", "idle-before")):
+        rs = [r for r in runs if r["period"] == p and r["case"] == case and
+              r.get("react", "on") == react]
+        if not rs:
+            continue
+        det = [r["detect_ms"] for r in rs if "detect_ms" in r]
+        wr = [r["write_ms"] for r in rs if "write_ms" in r]
+        lw = [r["long_wait_ms"] for r in rs if r.get("long_wait_ms") is not None]
+        missed = len(rs) - len(det)
+        v = {"period": p, "react": react, "case": case, "detect_ms": median(det) if det else None,
+             "write_ms": median(wr) if wr else None}
+        # a run that never detected (or never wrote) within the timeout is over budget
+        v["detect"] = verdict(v["detect_ms"]) if not missed else "OVER"
+        if case == "new-root":
+            v["write"] = verdict(v["write_ms"]) if len(wr) == len(rs) else "OVER"
+            wcell = fmt_spread(wr)
+        else:
+            before = sum(r.get("idle_before", False) for r in rs)
+            v["write"] = "PASS" if before == len(rs) else "OVER"
+            wcell = f"none needed: BE root idle before t0 in {before}/{len(rs)} runs"
+        verdicts.append(v)
+        loads = [float(r["load"].split()[0]) for r in rs]
+        lines.append(f"| {p:g} | {react} | {case} | {fmt_spread(det)}"
+                     f"{f' ({missed} not detected)' if missed else ''} | {wcell} | "
+                     f"{v['detect']} / {v['write']} | "
+                     f"{fmt_spread(lw) if lw else 'none'} ({len(lw)}/{len(rs)} runs) | "
+                     f"{len(rs)} | {fmt_spread(loads, 1)} |")
     return lines, verdicts
 
 
@@ -168,12 +170,15 @@ def main():
     ap.add_argument("--periods", default="1,0.2",
                     help="daemon periods in seconds, comma-separated (default: %(default)s)")
     ap.add_argument("--cases", default="new-root,idle-before")
+    ap.add_argument("--react", default="on,off",
+                    help="reactOnLongWaits settings to compare (default: %(default)s)")
     ap.add_argument("--warmup", type=int, default=2, help="periods before t0 (default 2)")
     ap.add_argument("--timeout", type=float, default=10.0,
                     help="seconds to wait for detection and the write (default 10)")
     a = cgbench.parse_args(ap, "reaction")
     periods = [float(x) for x in a.periods.split(",")]
     cases = a.cases.split(",")
+    reacts = a.react.split(",")
     os.makedirs(a.out, exist_ok=True)
     cgbench.on_signals()
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
@@ -181,13 +186,13 @@ def main():
     try:
         tree = cgbench.Tree()
         probe = Probe(tree.pod("burstable", "probe"))
-        combos = [(p, c) for p in periods for c in cases]
+        combos = [(p, c, r) for p in periods for c in cases for r in reacts]
         for i in range(a.runs):
             # interleaved: every period and case once per round, the order rotating
-            for p, c in combos[i % len(combos):] + combos[:i % len(combos)]:
-                r = one_run(tree, probe, p, c, a, a.out)
+            for p, c, rc in combos[i % len(combos):] + combos[:i % len(combos)]:
+                r = one_run(tree, probe, p, c, rc, a, a.out)
                 runs.append(r)
-                log(f"reaction run {i + 1}/{a.runs}, period {p:g} s, {c}: detection "
+                log(f"reaction run {i + 1}/{a.runs}, period {p:g} s, {c}, react {rc}: detection "
                     f"{r.get('detect_ms', float('nan')):.0f} ms, write "
                     f"{r.get('write_ms', float('nan')):.0f} ms, first long wait "
                     f"{r['long_wait_ms'] if r['long_wait_ms'] is not None else float('nan'):.0f} ms"
@@ -197,7 +202,7 @@ def main():
         sys.exit(130)
     finally:
         cgbench.cleanup()
-    lines, verdicts = report(runs, periods)
+    lines, verdicts = report(runs, periods, reacts)
     head = [f"Run {started} .. {time.strftime('%H:%M:%S UTC', time.gmtime())}, {a.runs} runs per "
             f"period and case, interleaved; {os.cpu_count()} CPUs, kernel {os.uname().release}.", ""]
     text = "\n".join(head + lines) + "\n"
