@@ -517,16 +517,14 @@ static long dump_map(int fd, size_t ksz, size_t vsz, size_t max, struct dump_buf
 	if (!max)
 		return 0;
 	if (b->max < max) {
-		void *k = realloc(b->keys, max * ksz), *v;
-
-		if (!k)
+		/* zeroed once: valgrind cannot see the kernel fill them through bpf() */
+		free(b->keys);
+		free(b->vals);
+		b->keys = calloc(max, ksz);
+		b->vals = calloc(max, vsz);
+		b->max = b->keys && b->vals ? max : 0;
+		if (!b->max)
 			return -ENOMEM;
-		b->keys = k;
-		v = realloc(b->vals, max * vsz);
-		if (!v)
-			return -ENOMEM;
-		b->vals = v;
-		b->max = max;
 	}
 	for (;;) {
 		cnt = max - n;
