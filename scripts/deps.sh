@@ -4,6 +4,7 @@ set -euo pipefail
 
 pkgs=(
 	make gcc clang llvm pkg-config  # build
+	libclang-rt-14-dev		  # clang's sanitizer and libFuzzer runtimes (only recommended by clang)
 	libbpf-dev bpftool libelf-dev zlib1g-dev	# libbpf and skeletons
 	libjson-c-dev libmicrohttpd-dev libncurses-dev	# JSON, HTTP, koord-top
 	libcmocka-dev valgrind		  # unit tests, sanitizer and valgrind runs
