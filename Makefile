@@ -100,7 +100,7 @@ $(OUT)/koord-demo: scripts/demo.c $(TESTLIB_OBJS) $(OUT)/libkoord.a
 demo: all $(OUT)/koord-demo
 	$(Q)$(OUT)/koord-demo
 
-test: unit-test bpf-test vm-test-ci
+test: unit-test asan-test fuzz bpf-test vm-test-ci
 
 unit-test: deps $(UNIT_TESTS) deploy-test
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)
@@ -125,6 +125,9 @@ clean:
 	rm -rf $(OUT)
 
 -include $(wildcard $(OUT)/*/*.d $(OUT)/*.d $(OUT)/tests/lib/*.d)
+
+# Sanitizer builds and fuzzing (asan-test, fuzz).
+include scripts/harden.mk
 
 # Self-tests in qemu VMs on other kernels (docs/vm-test.md).
 include scripts/vm.mk

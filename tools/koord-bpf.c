@@ -6,8 +6,10 @@
  * journaled and undone at stop or at the next start after a crash), and
  * publishes Prometheus /metrics, /api/containers (the JSON of
  * koord-interference over the last window, plus enforcement state) and
- * /healthz over HTTP (libmicrohttpd, one internal polling thread). Response
- * bodies are built once per period; a request only takes a reference.
+ * /healthz over HTTP (libmicrohttpd, one internal polling thread). A body is
+ * rendered at the first request of a period and kept for the period's other
+ * requests (nothing is rendered when nobody asks: at 10,000 containers
+ * /metrics is ~85 MiB); a request then only takes a reference.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -49,6 +51,8 @@
 #define RESCAN_S	10.0	/* walk the hierarchy at least this often */
 
 static volatile sig_atomic_t stop, reload;
+static bool urgent;	/* a long wait behind a container not known yet: walk now */
+static __u64 urgent_id;	/* that container */
 
 static void on_signal(int sig)
 {
@@ -309,13 +313,19 @@ struct body {
 	bool gz_tried;
 };
 
+enum body_kind { BODY_METRICS, BODY_API, BODY_BATCH, BODY_NR };
+static const char *const body_path[BODY_NR] = { "/metrics", "/api/containers", "/api/batch" };
+
 static struct {
 	pthread_mutex_t lock;
-	struct body *metrics, *api, *batch;
+	struct body *bodies[BODY_NR];	/* rendered for the last period, NULL until asked */
 	double done_at;		/* CLOCK_MONOTONIC of the last completed period, 0: none yet */
 	double period;
 	struct kubelet *kube;	/* set before the HTTP thread starts; NULL: not polled */
 } shared = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Render @kind for the last period (defined with the period below); a reference or NULL. */
+static struct body *render_body(enum body_kind kind);
 
 static void body_put(struct body *b)
 {
@@ -350,23 +360,46 @@ static struct body *body_new(char *p, size_t len)
 	return b;
 }
 
-/* Replace the published bodies (takes the references passed in). */
-static void publish(struct body *metrics, struct body *api, struct body *batch, double done_at)
+/* A period completed at @done_at (0: stopping): the bodies of the last one are stale. */
+static void publish(double done_at)
 {
-	struct body *om, *oa, *ob;
+	struct body *old[BODY_NR];
+	int k;
 
 	pthread_mutex_lock(&shared.lock);
-	om = shared.metrics;
-	oa = shared.api;
-	ob = shared.batch;
-	shared.metrics = metrics;
-	shared.api = api;
-	shared.batch = batch;
+	memcpy(old, shared.bodies, sizeof(old));
+	memset(shared.bodies, 0, sizeof(shared.bodies));
 	shared.done_at = done_at;
 	pthread_mutex_unlock(&shared.lock);
-	body_put(om);
-	body_put(oa);
-	body_put(ob);
+	for (k = 0; k < BODY_NR; k++)
+		body_put(old[k]);
+}
+
+/* The current body of @kind with a reference taken, or NULL when not rendered yet. */
+static struct body *body_get(enum body_kind kind)
+{
+	struct body *b;
+
+	pthread_mutex_lock(&shared.lock);
+	b = shared.bodies[kind];
+	if (b)
+		b->refs++;
+	pthread_mutex_unlock(&shared.lock);
+	return b;
+}
+
+/* Keep @b as the period's body of @kind; returns it with a reference for the caller. */
+static struct body *body_keep(enum body_kind kind, struct body *b)
+{
+	struct body **slot = &shared.bodies[kind];
+
+	pthread_mutex_lock(&shared.lock);
+	if (!*slot) {
+		*slot = b;
+		b->refs++;
+	}
+	pthread_mutex_unlock(&shared.lock);
+	return b;
 }
 
 static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status,
@@ -435,7 +468,7 @@ static bool accepts_gzip(struct MHD_Connection *conn)
 	return !(g[0] == 'q' && g[1] == '=' && strtod(g + 2, NULL) == 0);
 }
 
-static enum MHD_Result reply_body(struct MHD_Connection *conn, struct body **which,
+static enum MHD_Result reply_body(struct MHD_Connection *conn, enum body_kind kind,
 				  const char *type)
 {
 	struct MHD_Response *r;
@@ -443,11 +476,9 @@ static enum MHD_Result reply_body(struct MHD_Connection *conn, struct body **whi
 	struct body *b;
 	bool gz;
 
-	pthread_mutex_lock(&shared.lock);
-	b = *which;
-	if (b)
-		b->refs++;
-	pthread_mutex_unlock(&shared.lock);
+	b = body_get(kind);
+	if (!b)
+		b = render_body(kind);
 	if (!b)
 		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 				  "no data yet: the first period has not completed\n");
@@ -492,11 +523,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (!strcmp(url, "/metrics"))
-		return reply_body(conn, &shared.metrics, "text/plain; version=0.0.4; charset=utf-8");
+		return reply_body(conn, BODY_METRICS, "text/plain; version=0.0.4; charset=utf-8");
 	if (!strcmp(url, "/api/containers"))
-		return reply_body(conn, &shared.api, "application/json");
+		return reply_body(conn, BODY_API, "application/json");
 	if (!strcmp(url, "/api/batch"))
-		return reply_body(conn, &shared.batch, "application/json");
+		return reply_body(conn, BODY_BATCH, "application/json");
 	if (!strcmp(url, "/healthz")) {
 		pthread_mutex_lock(&shared.lock);
 		done_at = shared.done_at;
@@ -601,7 +632,9 @@ static void maybe_rescan(struct daemon *d)
 
 		if (container_table_get(&d->table, id))
 			continue;
-		if (!bsearch(&id, d->unresolved, d->nunresolved, sizeof(id), cmp_u64))
+		/* bsearch/qsort of NULL is undefined even with 0 elements */
+		if (!d->nunresolved ||
+		    !bsearch(&id, d->unresolved, d->nunresolved, sizeof(id), cmp_u64))
 			fresh = true;
 	}
 	if (!fresh && now_s() - d->last_scan < RESCAN_S)
@@ -613,7 +646,8 @@ static void maybe_rescan(struct daemon *d)
 	for (i = 0; unknown && i < d->cur.n; i++)
 		if (!container_table_get(&d->table, d->cur.v[i].cgid))
 			unknown[n++] = d->cur.v[i].cgid;
-	qsort(unknown, n, sizeof(*unknown), cmp_u64);
+	if (n)
+		qsort(unknown, n, sizeof(*unknown), cmp_u64);
 	free(d->unresolved);
 	d->unresolved = unknown;
 	d->nunresolved = unknown ? n : 0;
@@ -638,12 +672,12 @@ static char *json_body(json_object *doc, size_t *len)
 	return out;
 }
 
-static char *api_json(struct daemon *d, const struct window *w, size_t *len)
+static char *api_json(struct daemon *d, const struct window *w, const struct suspects *sus,
+		      size_t *len)
 {
 	json_object *doc = json_object_new_object(), *arr = json_object_new_array();
 	json_object *hier = json_object_new_object(), *col = json_object_new_object();
 	const struct cg_window **rows;
-	struct suspects sus = {};
 	size_t i, n = report_rows(w, &rows);
 	char verdict[1024];
 
@@ -672,57 +706,104 @@ static char *api_json(struct daemon *d, const struct window *w, size_t *len)
 		json_object_array_add(arr, o);
 	}
 	json_object_object_add(doc, "containers", arr);
-	if (!suspects_rank(w, &d->table, &sus)) {
-		json_object_object_add(doc, "suspects", report_suspects_json(&sus, &d->table));
-		report_verdict(verdict, sizeof(verdict), &sus, &d->table, w->dur_ns);
+	if (sus) {
+		json_object_object_add(doc, "suspects", report_suspects_json(sus, &d->table));
+		report_verdict(verdict, sizeof(verdict), sus, &d->table, w->dur_ns);
 		json_object_object_add(doc, "verdict", json_object_new_string(verdict));
 	}
-	suspects_free(&sus);
 	free(rows);
 	return json_body(doc, len);
 }
 
-/* The batch capacity and the enforcement metrics after the exporter's. */
+/*
+ * The batch capacity, the node agents' and the enforcement metrics after the
+ * exporter's (rendered apart: appending grows one buffer once).
+ */
 static int append_metrics(struct daemon *d, char **metrics, size_t *mlen)
 {
-	char *buf = NULL;
+	char *buf = NULL, *all;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	int err;
 
-	if (!f) {
-		free(*metrics);
+	if (!f)
 		return -ENOMEM;
-	}
-	fwrite(*metrics, 1, *mlen, f);
 	batch_node_metrics(&d->batch, f);
 	if (d->kube)
 		kubelet_metrics(d->kube, f);
 	if (d->nm)
 		poller_metrics(d->nm, f);
 	err = d->enf ? enforcer_metrics(d->enf, f) : 0;
-	if (fclose(f) || err) {
+	if (fclose(f) || err || !(all = realloc(*metrics, *mlen + len))) {
 		free(buf);
-		free(*metrics);
 		return -ENOMEM;
 	}
-	free(*metrics);
-	*metrics = buf;
-	*mlen = len;
+	memcpy(all + *mlen, buf, len);
+	free(buf);
+	*metrics = all;
+	*mlen += len;
 	return 0;
 }
 
-/* One period: sample, window, walk if needed, render. Returns the exposition in *metrics. */
-static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, size_t *alen)
+/*
+ * What the last period measured, for rendering on request. The state lock
+ * covers it and the daemon's tables: a period changes them under it, a
+ * render reads them under it.
+ */
+static struct {
+	pthread_mutex_t lock;
+	struct daemon *d;
+	bool ready;			/* a period has completed */
+	struct window w;		/* the last period's window */
+	struct suspects sus;
+	bool ranked;
+	struct exporter_info info;
+} last = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int render_metrics(struct daemon *d, char **metrics, size_t *mlen)
 {
-	struct exporter_info info = {
-		.version = KOORD_BPF_VERSION, .mode = collector_mode(d->col),
-		.cgroup_root = d->hier.root, .cgroup_version = d->hier.version,
-		.period_s = d->cfg.period_s, .last_period_s = d->last_work,
-	};
+	int err = exporter_render(&d->exp, &d->prev, &last.w, &d->table, &last.info, metrics, mlen);
+
+	if (!err && (err = append_metrics(d, metrics, mlen)))
+		free(*metrics);
+	return err;
+}
+
+static struct body *render_body(enum body_kind kind)
+{
+	struct body *b;
+	size_t len = 0;
+	char *p = NULL;
+	int err;
+
+	pthread_mutex_lock(&last.lock);
+	b = body_get(kind);	/* another request may have rendered it meanwhile */
+	if (!b && last.ready) {
+		if (kind == BODY_METRICS)
+			err = render_metrics(last.d, &p, &len);
+		else if (kind == BODY_API)
+			err = (p = api_json(last.d, &last.w, last.ranked ? &last.sus : NULL, &len)) ?
+			      0 : -ENOMEM;
+		else
+			err = (p = json_body(batch_node_json(&last.d->batch, &last.d->cfg), &len)) ?
+			      0 : -ENOMEM;
+		if (err)
+			log_warn("rendering %s: %s", body_path[kind], strerror(-err));
+		else if ((b = body_new(p, len)))
+			b = body_keep(kind, b);
+	}
+	pthread_mutex_unlock(&last.lock);
+	return b;
+}
+
+/* One period: sample, then under the state lock the window, a walk if needed, and the actions. */
+static int period(struct daemon *d)
+{
+	struct suspects sus = {};
 	struct window w = {};
 	struct sample tmp;
 	double t0 = now_s();
+	bool ranked;
 	int err;
 
 	err = collector_sample(d->col, &d->cur);
@@ -730,6 +811,7 @@ static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, si
 		log_err("cannot read the collector's maps: %s", strerror(-err));
 		return err;
 	}
+	pthread_mutex_lock(&last.lock);
 	if ((d->kube && kubelet_generation(d->kube) != d->kube_gen) ||
 	    (d->nm && poller_generation(d->nm) != d->nm_gen)) {
 		d->kube_gen = d->kube ? kubelet_generation(d->kube) : 0;
@@ -737,42 +819,89 @@ static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, si
 		d->last_scan = 0;	/* a new answer: walk and classify again */
 	}
 	maybe_rescan(d);
-	info.scans = d->scans;
 	err = window_compute(&d->prev, &d->cur, &w);
+	/* ranked once: the enforcer's culprits and the API's suspects are the same list */
+	ranked = !err && !suspects_rank(&w, &d->table, &sus);
 	if (!err && d->enf)
-		enforcer_period(d->enf, &w, &d->table, now_s());
-	if (!err)
-		err = batch_node_period(&d->batch, &d->cfg, &w, &d->table, &d->bhost, now_s());
+		enforcer_period(d->enf, &w, &d->table, ranked ? &sus : NULL, now_s());
 	if (!err)
 		err = exporter_update(&d->exp, &w, &d->cur);
 	if (!err)
-		err = exporter_render(&d->exp, &d->cur, &w, &d->table, &info, metrics, mlen);
-	if (!err)
-		err = append_metrics(d, metrics, mlen);
-	if (!err && api) {
-		*api = api_json(d, &w, alen);
-		if (!*api) {
-			free(*metrics);
-			err = -ENOMEM;
-		}
-	}
-	window_free(&w);
+		err = batch_node_period(&d->batch, &d->cfg, &w, &d->table, &d->bhost, now_s());
 	if (err) {
+		pthread_mutex_unlock(&last.lock);
+		window_free(&w);
+		suspects_free(&sus);
 		log_err("period: %s", strerror(-err));
 		return err;
 	}
 	tmp = d->prev;
 	d->prev = d->cur;
 	d->cur = tmp;
+	window_free(&last.w);
+	suspects_free(&last.sus);
+	last.d = d;
+	last.w = w;
+	last.sus = sus;
+	last.ranked = ranked;
+	last.info = (struct exporter_info){
+		.version = KOORD_BPF_VERSION, .mode = collector_mode(d->col),
+		.cgroup_root = d->hier.root, .cgroup_version = d->hier.version,
+		.period_s = d->cfg.period_s, .last_period_s = d->last_work, .scans = d->scans,
+	};
+	last.ready = true;
 	d->last_work = now_s() - t0;
+	publish(now_s());	/* under the lock: no body of the last period is kept after this */
+	pthread_mutex_unlock(&last.lock);
 	log_debug("period: %zu containers, %zu known, %.1f ms", d->prev.n, d->table.n,
 		  d->last_work * 1e3);
 	return 0;
 }
 
+/*
+ * Records are counted by the collector and drained so the ring never fills.
+ * One whose culprit the last walk did not know (a new pod, a new YARN tree)
+ * wakes the loop to walk and act at once instead of at the next period.
+ */
 static int on_event(void *ctx, const struct long_wait_event *ev)
 {
-	return 0;	/* records are counted by the collector; drained so the ring never fills */
+	struct daemon *d = ctx;
+	__u64 id = ev->culprit_cgid;
+
+	if (d->enf && d->cfg.be.enable && d->cfg.react_on_long_waits && id &&
+	    !container_table_get(&d->table, id) &&
+	    !(d->nunresolved && bsearch(&id, d->unresolved, d->nunresolved, sizeof(id), cmp_u64))) {
+		urgent = true;
+		urgent_id = id;
+	}
+	return 0;
+}
+
+/* A walk and the BE wake-up priority between periods, at most every 100 ms. */
+static void react(struct daemon *d)
+{
+	static double last_at;
+	double now = now_s();
+
+	urgent = false;
+	if (now - last_at < 0.1)
+		return;
+	last_at = now;
+	pthread_mutex_lock(&last.lock);
+	rescan(d);
+	enforcer_react(d->enf, &d->table, now);
+	pthread_mutex_unlock(&last.lock);
+	/* still unknown (gone already, too deep): its next records do not walk again */
+	if (!container_table_get(&d->table, urgent_id)) {
+		__u64 *v = realloc(d->unresolved, (d->nunresolved + 1) * sizeof(*v));
+
+		if (v) {
+			v[d->nunresolved++] = urgent_id;
+			qsort(v, d->nunresolved, sizeof(*v), cmp_u64);
+			d->unresolved = v;
+		}
+	}
+	log_debug("walked and acted on a long wait behind an unknown container");
 }
 
 /* Until @deadline (CLOCK_MONOTONIC seconds) or a signal, draining long-wait records. */
@@ -781,7 +910,7 @@ static void sleep_until(struct collector *col, double deadline)
 	double left;
 	int err;
 
-	while (!stop && (left = deadline - now_s()) > 0) {
+	while (!stop && !urgent && (left = deadline - now_s()) > 0) {
 		err = collector_poll(col, left > 0.25 ? 250 : (int)(left * 1000) + 1);
 		if (err < 0 && err != -EINTR) {
 			log_warn("reading long-wait records: %s", strerror(-err));
@@ -1128,7 +1257,7 @@ int main(int argc, char **argv)
 		goto out;
 	err = collector_set_classes(d.col, &d.table);
 	if (!err)
-		err = collector_watch_events(d.col, on_event, NULL);
+		err = collector_watch_events(d.col, on_event, &d);
 	if (!err)
 		err = collector_sample(d.col, &d.prev);
 	if (!err && !o.once)
@@ -1144,7 +1273,9 @@ int main(int argc, char **argv)
 		size_t mlen = 0;
 
 		sleep_until(d.col, next);
-		err = period(&d, &m, &mlen, NULL, NULL);
+		err = period(&d);
+		if (!err)
+			err = render_metrics(&d, &m, &mlen);
 		if (!err && fwrite(m, 1, mlen, stdout) != mlen)
 			err = -EIO;
 		free(m);
@@ -1196,31 +1327,23 @@ int main(int argc, char **argv)
 		 d.hier.version, d.cfg.be.enable ? "on" : "off", o.dry_run ? " (dry run)" : "");
 
 	while (!stop) {
-		char *m, *a, *b;
-		size_t mlen, alen, blen = 0;
-		struct body *bm, *ba, *bb;
-
 		sleep_until(d.col, next);
 		if (stop)
 			break;
-		if (reload)
+		if (urgent && now_s() < next) {
+			react(&d);
+			continue;
+		}
+		urgent = false;
+		if (reload) {	/* the tables a render reads change: under the state lock */
+			pthread_mutex_lock(&last.lock);
 			do_reload(&d);
+			pthread_mutex_unlock(&last.lock);
+		}
 		next += d.cfg.period_s;
 		if (next < now_s())	/* fell behind: skip, do not burst */
 			next = now_s() + d.cfg.period_s;
-		if (period(&d, &m, &mlen, &a, &alen))
-			continue;	/* keep serving the last good period */
-		b = json_body(batch_node_json(&d.batch, &d.cfg), &blen);
-		bm = body_new(m, mlen);
-		ba = body_new(a, alen);
-		bb = b ? body_new(b, blen) : NULL;
-		if (!bm || !ba || !bb) {
-			body_put(bm);
-			body_put(ba);
-			body_put(bb);
-			continue;
-		}
-		publish(bm, ba, bb, now_s());
+		period(&d);	/* on failure the last good period is still served */
 	}
 	log_info("stopping");
 	err = 0;
@@ -1231,7 +1354,9 @@ out:
 	poller_stop(d.nm);
 	if (lfd >= 0)
 		close(lfd);
-	publish(NULL, NULL, NULL, 0);
+	publish(0);
+	window_free(&last.w);
+	suspects_free(&last.sus);
 	/* the values go back before anything else can fail */
 	if (restore_all(&d, "stopping"))
 		err = -EIO;

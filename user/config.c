@@ -654,6 +654,7 @@ static const struct field koordbpf_fields[] = {
 	CUSTOM("cgroupRoots", read_roots),
 	CUSTOM("classRules", read_rules),
 	BOOL("beWakeupPriority", be_wakeup_priority),
+	BOOL("reactOnLongWaits", react_on_long_waits),
 	NUM("reservedCPUs", reserved_cpus, 0, NO_MAX, 0),
 	INT("suppressSmoothingWindows", suppress_smoothing_windows, 1, 60, 0),
 	SECTION("interference", interference_fields, NULL),
@@ -817,6 +818,7 @@ void config_defaults(struct koord_config *c)
 		c->cgroup_roots[i] = strdup(roots[i]);
 	c->ncgroup_roots = i;
 	c->be_wakeup_priority = true;
+	c->react_on_long_waits = true;
 	c->reserved_cpus = 0;
 	c->suppress_smoothing_windows = 3;
 	c->interference.victim_p99_wait_us = 1000;

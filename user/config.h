@@ -43,6 +43,7 @@ struct koord_config {
 	size_t ncgroup_roots;
 	struct class_rules rules;	/* "classRules": [{"glob": G, "qos": Q}] */
 	bool be_wakeup_priority;	/* "beWakeupPriority": true (when be.enable) */
+	bool react_on_long_waits;	/* "reactOnLongWaits": true: a new culprit acts at once */
 	double reserved_cpus;		/* "reservedCPUs": 0, node CPUs kept for the system */
 	int suppress_smoothing_windows;	/* "suppressSmoothingWindows": 3, 1..60 */
 

@@ -89,7 +89,8 @@ void effect_begin(struct effect *e, const char *what, int kind, __u64 target,
 	e->target = target;
 	if (nvictims > EFFECT_VICTIMS)
 		nvictims = EFFECT_VICTIMS;
-	memcpy(e->victims, victims, nvictims * sizeof(*victims));
+	if (nvictims)	/* victims may be NULL with none: memcpy(NULL) is undefined */
+		memcpy(e->victims, victims, nvictims * sizeof(*victims));
 	e->nvictims = nvictims;
 	e->before = *before;
 	e->need = need > 0 ? need : 1;

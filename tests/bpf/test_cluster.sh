@@ -13,13 +13,10 @@ data=tests/unit/data
 . tests/bpf/lib.sh
 
 tmp=$(mktemp -d /tmp/koord-cluster-test-XXXXXX)
-pids=()
 cgdir=
 cleanup() {
-	local p
 	[ "$BASHPID" = "$$" ] || exit 1
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	stop_pids
 	[ -n "$cgdir" ] && [ -d "$cgdir" ] && find "$cgdir" -depth -type d -exec rmdir {} \; 2>/dev/null
 	rm -rf "$tmp"
 }

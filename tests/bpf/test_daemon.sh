@@ -11,14 +11,11 @@ bin=build/koord-bpf
 . tests/bpf/lib.sh
 
 tmp=$(mktemp -d /tmp/koord-daemon-test-XXXXXX)
-pids=()
 cgdir=
 cleanup() {
-	local p
 	# a forked child that got a signal before its exec runs the traps too: not here
 	[ "$BASHPID" = "$$" ] || exit 1
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	stop_pids
 	if [ -n "$cgdir" ] && [ -d "$cgdir" ]; then
 		# move anything left to the root, then remove the tree deepest first
 		find "$cgdir" -name cgroup.procs -exec sh -c 'for p in $(cat "$1"); do echo $p > "$2/cgroup.procs"; done' _ {} "$root" \; 2>/dev/null

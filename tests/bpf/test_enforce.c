@@ -38,25 +38,15 @@ static char cfg_path[PATH_MAX], log_path[PATH_MAX];
 static int port;
 static pid_t daemon_pid;
 
-/* "/koord-test-PID/" + @rel */
+/* "/koord-test-PID/" + @r */
 static const char *rel(const char *r)
 {
-	static char buf[4][PATH_MAX];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", test_cgroup_base(&hier), r);
-	return buf[i];
+	return tree_path(&hier, r);
 }
 
 static void write_config(const char *be, const char *own)
 {
-	FILE *f = fopen(cfg_path, "w");
-
-	fprintf(f, "{\"resourceUsedThresholdWithBE\": {\"enable\": true%s%s},\n"
-		" \"koordBPF\": {\"cgroupRoots\": [\"%s\"], \"stateDir\": \"%s\"%s%s}}\n",
-		*be ? ", " : "", be, rel("kubepods"), state_dir, *own ? ", " : "", own);
-	fclose(f);
+	daemon_config(cfg_path, true, be, rel("kubepods"), state_dir, own);
 }
 
 static void start_daemon(const char *extra)
@@ -71,22 +61,12 @@ static int stop_daemon(int sig)
 
 static bool read_is(const char *r, const char *file, const char *want)
 {
-	char buf[256];
-
-	if (cgroup_read(&hier, rel(r), file, buf, sizeof(buf)))
-		return false;
-	buf[strcspn(buf, "\n")] = '\0';
-	return !strcmp(buf, want);
+	return tree_value_is(&hier, r, file, want, 0);
 }
 
 static bool wait_value(const char *r, const char *file, const char *want, unsigned int ms)
 {
-	for (; ms; ms -= ms < 100 ? ms : 100) {
-		if (read_is(r, file, want))
-			return true;
-		sleep_ms(100);
-	}
-	return read_is(r, file, want);
+	return tree_value_is(&hier, r, file, want, ms);
 }
 
 static bool log_has(const char *needle)
@@ -149,14 +129,7 @@ static void test_crash(const char *before)
 	check(read_is(BE_ROOT, "cpu.idle", "1") && !access(journal, F_OK),
 	      "kill -9 leaves the value changed and the journal in place");
 	/* the same state dir, enforcement off: only the replay can restore */
-	{
-		FILE *f = fopen(cfg_path, "w");
-
-		fprintf(f, "{\"resourceUsedThresholdWithBE\": {\"enable\": false},"
-			" \"koordBPF\": {\"cgroupRoots\": [\"%s\"], \"stateDir\": \"%s\"}}\n",
-			rel("kubepods"), state_dir);
-		fclose(f);
-	}
+	daemon_config(cfg_path, false, "", rel("kubepods"), state_dir, "");
 	start_daemon(NULL);
 	check(wait_value(BE_ROOT, "cpu.idle", "0", 8000), "the next start restores the value");
 	check(wait_log("a previous run did not stop cleanly", 2000), "and says why");
@@ -357,26 +330,10 @@ int main(void)
 	char *before;
 
 	require_bpf_env(&hier);
-	/* the test and the daemon stay off CPU 0, where the probe meets the hog */
-	{
-		cpu_set_t one;
-
-		CPU_ZERO(&one);
-		CPU_SET(1, &one);
-		if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
-			sched_setaffinity(0, sizeof(one), &one);
-	}
-	if (access("build/koord-bpf", X_OK)) {
-		printf("build/koord-bpf missing: run from the project root after make\n");
+	if (!daemon_test_init(state_dir, cfg_path, sizeof(cfg_path), log_path, sizeof(log_path)))
 		return 1;
-	}
-	if (!mkdtemp(state_dir))
-		return 1;
-	snprintf(cfg_path, sizeof(cfg_path), "%s.json", state_dir);
-	snprintf(log_path, sizeof(log_path), "%s.log", state_dir);
 	port = 20000 + getpid() % 20000;
-	if (!test_cgroup_make(&hier, LS_CTR) || !test_cgroup_make(&hier, BE_CTR) ||
-	    !test_cgroup_make(&hier, OTHER_BE))
+	if (!tree_make(&hier, LS_CTR) || !tree_make(&hier, BE_CTR) || !tree_make(&hier, OTHER_BE))
 		return 1;
 	probe = spawn(&hier, rel(LS_CTR), 0, WL_SERVER, 1000);
 	hog = spawn(&hier, rel(BE_CTR), 0, WL_HOG, 0);
@@ -395,7 +352,7 @@ int main(void)
 	probe = spawn(&hier, rel(LS_CTR), 0, WL_SERVER, 1000);
 	test_target_cpuset(probe, hog);
 	test_target_vanish(&probe, &hog);
-	test_cgroup_make(&hier, BE_CTR);
+	tree_make(&hier, BE_CTR);
 	test_evict();
 	if (daemon_alive(daemon_pid))
 		stop_daemon(SIGKILL);

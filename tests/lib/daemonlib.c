@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +13,13 @@
 #include <unistd.h>
 #include "daemonlib.h"
 #include "testlib.h"
+
+const char *daemon_bin(void)
+{
+	const char *bin = getenv("KOORD_BPF_BIN");
+
+	return bin && *bin ? bin : "build/koord-bpf";
+}
 
 pid_t daemon_start(const char *cfg, const char *log, int port, const char *extra)
 {
@@ -30,11 +38,25 @@ pid_t daemon_start(const char *cfg, const char *log, int port, const char *extra
 		}
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
-		execl("build/koord-bpf", "koord-bpf", "--config", cfg, "--listen", listen,
+		execl(daemon_bin(), "koord-bpf", "--config", cfg, "--listen", listen,
 		      extra, (char *)NULL);
 		_exit(127);
 	}
 	return pid;
+}
+
+bool daemon_config(const char *path, bool enable, const char *be, const char *root,
+		   const char *state_dir, const char *own)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return false;
+	fprintf(f, "{\"resourceUsedThresholdWithBE\": {\"enable\": %s%s%s},\n"
+		" \"koordBPF\": {\"cgroupRoots\": [\"%s\"], \"stateDir\": \"%s\"%s%s}}\n",
+		enable ? "true" : "false", *be ? ", " : "", be, root, state_dir, *own ? ", " : "",
+		own);
+	return !fclose(f);
 }
 
 int daemon_stop(pid_t pid, int sig)
@@ -119,6 +141,66 @@ bool file_has(const char *path, const char *needle, unsigned int ms)
 		sleep_ms(ms < 100 ? ms : 100);
 		ms -= ms < 100 ? ms : 100;
 	}
+}
+
+bool daemon_test_init(char *base, char *cfg, size_t cfglen, char *log, size_t loglen)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(1, &one);
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		sched_setaffinity(0, sizeof(one), &one);
+	if (access(daemon_bin(), X_OK)) {
+		printf("%s missing: run from the project root after make\n", daemon_bin());
+		return false;
+	}
+	if (!mkdtemp(base))
+		return false;
+	snprintf(cfg, cfglen, "%s.json", base);
+	snprintf(log, loglen, "%s.log", base);
+	return true;
+}
+
+bool tree_make(const struct cpu_hierarchy *h, const char *r)
+{
+	char *p = test_cgroup_make(h, r);
+	bool ok = p;
+
+	free(p);
+	return ok;
+}
+
+const char *tree_path(const struct cpu_hierarchy *h, const char *r)
+{
+	static char buf[4][PATH_MAX];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", test_cgroup_base(h), r);
+	return buf[i];
+}
+
+static bool value_is(const struct cpu_hierarchy *h, const char *r, const char *file,
+		     const char *want)
+{
+	char buf[256];
+
+	if (cgroup_read(h, tree_path(h, r), file, buf, sizeof(buf)))
+		return false;
+	buf[strcspn(buf, "\n")] = '\0';
+	return !strcmp(buf, want);
+}
+
+bool tree_value_is(const struct cpu_hierarchy *h, const char *r, const char *file, const char *want,
+		   unsigned int ms)
+{
+	for (; ms; ms -= ms < 100 ? ms : 100) {
+		if (value_is(h, r, file, want))
+			return true;
+		sleep_ms(100);
+	}
+	return value_is(h, r, file, want);
 }
 
 static const char *const settings[] = {

@@ -9,12 +9,22 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <limits.h>
 #include <sys/types.h>
 #include <linux/types.h>
 #include "cgroup.h"
 
-/* build/koord-bpf --config @cfg --listen 127.0.0.1:@port [@extra]; output appended to @log (NULL: inherited). */
+/* The daemon binary: $KOORD_BPF_BIN (e.g. a sanitizer build's), else build/koord-bpf. */
+const char *daemon_bin(void);
+/* daemon_bin() --config @cfg --listen 127.0.0.1:@port [@extra]; output appended to @log (NULL: inherited). */
 pid_t daemon_start(const char *cfg, const char *log, int port, const char *extra);
+/*
+ * Write a daemon config to @path: enforcement @enable with @be added to
+ * resourceUsedThresholdWithBE, cgroupRoots [@root], stateDir @state_dir and
+ * @own added to koordBPF (@be, @own: JSON members or "").
+ */
+bool daemon_config(const char *path, bool enable, const char *be, const char *root,
+		   const char *state_dir, const char *own);
 /* Send @sig and reap: the exit status (128 + signal when killed), -1 when it did not exit in 10 s. */
 int daemon_stop(pid_t pid, int sig);
 bool daemon_alive(pid_t pid);
@@ -22,6 +32,20 @@ bool daemon_alive(pid_t pid);
 int http_get(int port, const char *path, char *buf, size_t len);
 /* Does the file at @path contain @needle (waiting up to @ms for it)? */
 bool file_has(const char *path, const char *needle, unsigned int ms);
+/*
+ * Start of a daemon test: a temporary dir @base (a mkdtemp template) with
+ * @base.json in @cfg and @base.log in @log, the test pinned off CPU 0 (where
+ * the workloads run; a daemon started inherits it), and the daemon binary
+ * there. False when the test cannot run.
+ */
+bool daemon_test_init(char *base, char *cfg, size_t cfglen, char *log, size_t loglen);
+/* mkdir -p of @r in the test tree. */
+bool tree_make(const struct cpu_hierarchy *h, const char *r);
+/* "/koord-test-PID/" + @r: a cgroup of the test tree, relative to @h's root (4 rotating buffers). */
+const char *tree_path(const struct cpu_hierarchy *h, const char *r);
+/* Does @file of the test tree's cgroup @r read @want (its first line), within @ms? */
+bool tree_value_is(const struct cpu_hierarchy *h, const char *r, const char *file, const char *want,
+		   unsigned int ms);
 /* Every writable cpu setting of every cgroup in the test tree, as one string (free it). */
 char *cgroup_snapshot(const struct cpu_hierarchy *h);
 /* @probe's run-queue waits over @ms, read with ftrace: p99.9, max, and how many. */

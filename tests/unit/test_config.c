@@ -59,6 +59,7 @@ static void assert_defaults(const struct koord_config *c)
 	assert_int_equal(c->rules.n, 0);
 	assert_null(c->rules.v);
 	assert_true(c->be_wakeup_priority);
+	assert_true(c->react_on_long_waits);
 	assert_double(c->reserved_cpus, 0);
 	assert_int_equal(c->suppress_smoothing_windows, 3);
 

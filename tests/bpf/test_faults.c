@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The daemon under faults, on real cgroups (an online server probe and a BE
+ * hog in kubepods-shaped cgroups, enforcement on):
+ * - a state dir that is full (the journal cannot be written) or read-only:
+ *   the cgroup must stay unchanged and the log must say why;
+ * - a corrupt or truncated journal, or one naming a file outside the roots:
+ *   the start is refused with the reason and nothing is restored from it;
+ * - kill -9 at a random moment while the daemon acts, 20 times, each followed
+ *   by a start with enforcement off: the journal alone must put every value
+ *   back;
+ * - SIGHUP with a broken config keeps the old one; with one that disables
+ *   enforcement, every value is restored.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "daemonlib.h"
+#include "testlib.h"
+
+#define LS_CTR	"kubepods/burstable/pod5f6e3c1a-4444-4a4a-9b9b-0123456789ab/probe"
+#define BE_CTR	"kubepods/besteffort/pod7a8b9c0d-5555-4b4b-8c8c-0123456789ab/hog"
+#define OTHER_BE "other/kubepods/besteffort"	/* outside the daemon's roots */
+#define BE_ROOT	"kubepods/besteffort"
+#define KILLS	20
+/* Acting fast: a 0.2 s period, wake-up priority, then a BE quota (measured, maybe rolled back). */
+#define BUSY_BE	"\"cpuSuppressPolicy\": \"cfsQuota\", \"cpuSuppressThresholdPercent\": 12"
+#define BUSY_OWN "\"period\": 0.2, \"effect\": {\"windows\": 1}"
+
+static struct cpu_hierarchy hier;
+static char base[] = "/tmp/koord-faults-XXXXXX";
+static char cfg_path[PATH_MAX], log_path[PATH_MAX], roots[PATH_MAX];
+static const char *before;	/* the test tree's cpu settings before any daemon ran */
+static int port;
+
+static bool config(bool enable, const char *state_dir, const char *be, const char *own)
+{
+	return daemon_config(cfg_path, enable, be, roots, state_dir, own);
+}
+
+/* A fresh log, then the daemon. */
+static pid_t start(void)
+{
+	if (truncate(log_path, 0) && errno != ENOENT)
+		printf("# cannot truncate %s: %s\n", log_path, strerror(errno));
+	return daemon_start(cfg_path, log_path, port, NULL);
+}
+
+static bool logged(const char *needle, unsigned int ms)
+{
+	return file_has(log_path, needle, ms);
+}
+
+/* Is the test tree's every cpu setting what it was before? */
+static bool all_original(void)
+{
+	char *now = cgroup_snapshot(&hier);
+	bool same = now && !strcmp(now, before);
+
+	free(now);
+	return same;
+}
+
+static void show_log(void)
+{
+	char cmd[PATH_MAX + 32];
+
+	snprintf(cmd, sizeof(cmd), "sed 's/^/#   /' %s", log_path);
+	if (system(cmd))
+		printf("# (no log)\n");
+}
+
+/* A state dir and its lock file. */
+static void remove_dir(const char *dir)
+{
+	char path[PATH_MAX + 8];
+
+	snprintf(path, sizeof(path), "%s/lock", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* A tmpfs of 64 KiB at @dir, for a state dir that can be filled or made read-only. */
+static bool small_fs(const char *dir)
+{
+	return (!mkdir(dir, 0700) || errno == EEXIST) &&
+	       !mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0700");
+}
+
+static void fill(const char *dir)
+{
+	char path[PATH_MAX + 8], block[4096] = { 1 };
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/fill", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	while (fd >= 0 && write(fd, block, sizeof(block)) > 0)
+		;
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The journal cannot be written (disk full, then read-only): nothing changes, the reason is logged. */
+static void test_state_dir(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 8];
+	pid_t pid;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s/small", base);
+	if (!check(small_fs(dir), "a 64 KiB tmpfs for the state dir"))
+		return;
+	fill(dir);
+	config(true, dir, "", "");
+	pid = start();
+	check(logged("cannot journal its value: No space left on device", 10000),
+	      "full state dir: the write is refused because the journal cannot be written");
+	sleep_ms(1500);
+	check(tree_value_is(&hier, BE_ROOT, "cpu.idle", "0", 0), "full state dir: cpu.idle stays 0");
+	check(daemon_alive(pid), "full state dir: the daemon keeps running (measuring)");
+	rc = daemon_stop(pid, SIGTERM);
+	check(rc == 0 && all_original(), "full state dir: SIGTERM exits 0 (%d), every value unchanged",
+	      rc);
+
+	snprintf(path, sizeof(path), "%s/fill", dir);
+	unlink(path);
+	check(!mount(NULL, dir, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL),
+	      "the state dir remounted read-only");
+	pid = start();
+	rc = daemon_stop(pid, 0);	/* signal 0: only wait for it to end */
+	check(rc == 1, "read-only state dir: the start is refused (exit %d)", rc);
+	check(logged("Read-only file system", 0), "read-only state dir: the log says why");
+	check(all_original(), "read-only state dir: every value unchanged");
+	if (umount2(dir, MNT_DETACH) || rmdir(dir))
+		printf("# cannot remove %s: %s\n", dir, strerror(errno));
+}
+
+/* A journal that must not be replayed: the start is refused and says why; nothing restored. */
+static void bad_journal(const char *what, const char *text, const char *reason)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	pid_t pid;
+	int rc, fd;
+
+	snprintf(dir, sizeof(dir), "%s/bad-journal", base);
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/journal", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		check(false, "%s: journal written", what);
+	if (fd >= 0)
+		close(fd);
+	config(false, dir, "", "");
+	pid = start();
+	rc = daemon_stop(pid, 0);
+	check(rc == 1, "%s journal: the start is refused (exit %d)", what, rc);
+	if (!check(logged(reason, 0), "%s journal: the log says \"%s\"", what, reason))
+		show_log();
+	check(all_original(), "%s journal: nothing was restored from it", what);
+	check(!access(path, F_OK), "%s journal: left in place for a person to look at", what);
+	unlink(path);
+	remove_dir(dir);
+}
+
+static void test_bad_journals(void)
+{
+	char text[6 * PATH_MAX], idle[2 * PATH_MAX + 16], other[2 * PATH_MAX + 16];
+
+	/* had any of these been read leniently, a cpu.idle would now read 1 */
+	snprintf(idle, sizeof(idle), "%s%s/cpu.idle", hier.root, tree_path(&hier, BE_ROOT));
+	snprintf(other, sizeof(other), "%s%s/cpu.idle", hier.root, tree_path(&hier, OTHER_BE));
+	snprintf(text, sizeof(text),
+		 "{\"version\": 1, \"entries\": [{\"path\": \"%s\", \"value\": \"1\"}, {\"path\": \"/sys",
+		 idle);
+	bad_journal("truncated", text, "journal: truncated; not starting");
+	bad_journal("garbage", "\x7f" "ELF\x02\x01", "journal: offset ");
+	snprintf(text, sizeof(text), "{\"version\": 1, \"entries\": [{\"path\": \"%s\", \"value\": \"1\"}, "
+		 "{\"path\": \"sys/fs/cgroup/cpu.idle\", \"value\": \"1\"}]}", idle);
+	bad_journal("relative path", text, "entry 1: path: not absolute");
+	snprintf(text, sizeof(text), "{\"version\": 2, \"entries\": [{\"path\": \"%s\", \"value\": \"1\"}]}",
+		 idle);
+	bad_journal("future version", text, "version: want 1");
+	snprintf(text, sizeof(text), "{\"version\": 1, \"entries\": [{\"path\": \"%s\", \"value\": \"1\"}]}",
+		 other);
+	bad_journal("outside cgroupRoots", text, "could not be restored (outside cgroupRoots");
+}
+
+/* The start after a crash, enforcement off: the replay alone restores; its exit status. */
+static int replay(const char *dir)
+{
+	char journal[PATH_MAX + 16];
+	unsigned int ms;
+	pid_t pid;
+
+	snprintf(journal, sizeof(journal), "%s/journal", dir);
+	if (access(journal, F_OK))
+		return 0;	/* killed before its first write */
+	config(false, dir, "", "");
+	pid = start();
+	/* the journal is removed once replayed, before the BPF load: a SIGTERM then ends it */
+	for (ms = 0; ms < 15000 && !access(journal, F_OK) && daemon_alive(pid); ms += 50)
+		sleep_ms(50);
+	return daemon_stop(pid, SIGTERM);
+}
+
+/* kill -9 at a random moment of an acting daemon; a start with enforcement off restores all. */
+static void test_kill9(void)
+{
+	int changed = 0, restored = 0, i, rc;
+	char dir[PATH_MAX];
+	unsigned int at;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "%s/state", base);
+	srand(time(NULL) ^ getpid());
+	for (i = 0; i < KILLS; i++) {
+		config(true, dir, BUSY_BE, BUSY_OWN);
+		pid = start();
+		if (!logged("serving http", 15000)) {
+			check(false, "kill %d: the daemon started", i);
+			show_log();
+			daemon_stop(pid, SIGKILL);
+			continue;
+		}
+		at = rand() % 2001;
+		sleep_ms(at);
+		daemon_stop(pid, SIGKILL);
+		changed += !all_original();
+		rc = replay(dir);
+		if (rc == 0 && all_original()) {
+			restored++;
+		} else {
+			printf("# kill %d at %u ms: not restored (exit %d):\n", i, at, rc);
+			show_log();
+		}
+	}
+	printf("# %d of %d kills left a cgroup value changed\n", changed, KILLS);
+	check(restored == KILLS, "kill -9 at random moments: every value back after %d of %d restarts",
+	      restored, KILLS);
+	check(changed >= KILLS / 4, "the kills came while values were changed (%d of %d)", changed,
+	      KILLS);
+	remove_dir(dir);
+}
+
+/* SIGHUP: a broken config keeps the old one; one disabling enforcement restores. */
+static void test_reload(void)
+{
+	char dir[PATH_MAX];
+	FILE *f;
+	pid_t pid;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s/state", base);
+	config(true, dir, "", "");
+	pid = start();
+	check(tree_value_is(&hier, BE_ROOT, "cpu.idle", "1", 10000), "reload: the daemon acted");
+	f = fopen(cfg_path, "w");
+	if (f) {
+		fputs("{\"resourceUsedThresholdWithBE\": {\"enable\": fals", f);
+		fclose(f);
+	}
+	kill(pid, SIGHUP);
+	check(logged("reload failed: keeping the previous configuration", 5000),
+	      "SIGHUP with a broken config: \"reload failed\"");
+	sleep_ms(1500);
+	check(daemon_alive(pid) && tree_value_is(&hier, BE_ROOT, "cpu.idle", "1", 0),
+	      "and the old config stays: still running, still acting");
+	config(false, dir, "", "");
+	kill(pid, SIGHUP);
+	check(logged("enforcement off", 5000), "SIGHUP with enforcement disabled: reloaded");
+	check(tree_value_is(&hier, BE_ROOT, "cpu.idle", "0", 5000) && all_original(),
+	      "and every value is back to its original");
+	rc = daemon_stop(pid, SIGTERM);
+	check(rc == 0, "stops cleanly (%d)", rc);
+	remove_dir(dir);
+}
+
+int main(void)
+{
+	pid_t probe, hog;
+	char *snap;
+
+	require_bpf_env(&hier);
+	if (!daemon_test_init(base, cfg_path, sizeof(cfg_path), log_path, sizeof(log_path)))
+		return 1;
+	port = 20000 + getpid() % 20000;
+	if (!tree_make(&hier, LS_CTR) || !tree_make(&hier, BE_CTR) || !tree_make(&hier, OTHER_BE))
+		return 1;
+	snprintf(roots, sizeof(roots), "%s", tree_path(&hier, "kubepods"));
+	probe = spawn(&hier, tree_path(&hier, LS_CTR), 0, WL_SERVER, 1000);
+	hog = spawn(&hier, tree_path(&hier, BE_CTR), 0, WL_HOG, 0);
+	if (probe < 0 || hog < 0)
+		return 1;
+	before = snap = cgroup_snapshot(&hier);
+	test_state_dir();
+	test_bad_journals();
+	test_reload();
+	test_kill9();
+	free(snap);
+	rmdir(base);
+	printf("# last daemon log: %s\n", log_path);
+	return test_summary("test_faults");
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Run the unit tests and the end-to-end daemon test (test_enforce, against the
+# sanitized daemon) from an ASan+UBSan build in $1. Any sanitizer report, from
+# any process (the daemon included), fails the stage: ASan's are written to
+# $1/reports/, UBSan's (GCC's runtime ignores log_path) are found in the
+# tests' output and the daemon's log; all are printed at the end.
+set -u
+cd "$(dirname "$0")/.."
+out=${1:-build/asan}
+reports=$out/reports
+mkdir -p "$reports"
+export ASAN_OPTIONS="log_path=$PWD/$reports/asan:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:fast_unwind_on_malloc=0"
+export UBSAN_OPTIONS="log_path=$PWD/$reports/ubsan:print_stacktrace=1:halt_on_error=1"
+export KOORD_BPF_BIN=$out/koord-bpf
+start=$(date +%s)
+fail=0
+
+units=()
+for t in "$out"/tests/test_*; do
+	[ -f "tests/unit/$(basename "$t").c" ] && units+=("$t")
+done
+tests/run-unit.sh "${units[@]}" >"$reports/../unit.out" 2>&1 || fail=1
+tail -1 "$reports/../unit.out"
+
+echo "== $out/tests/test_enforce (daemon: $KOORD_BPF_BIN)"
+"$out/tests/test_enforce" 2>&1 | tee "$reports/../enforce.out"
+rc=${PIPESTATUS[0]}
+dlog=$(sed -n 's/^# daemon log: //p' "$reports/../enforce.out")
+for f in "$reports/../unit.out" "$reports/../enforce.out" $dlog; do
+	grep -q -e 'runtime error:' -e 'Sanitizer' "$f" &&
+		grep -B2 -A20 -e 'runtime error:' -e 'Sanitizer' "$f" >"$reports/from-$(basename "$f")"
+done
+if [ $rc -eq 77 ] && [ "${CI:-}" != true ]; then
+	echo "SKIPPED: test_enforce under sanitizers (see the reason above)"
+elif [ $rc -ne 0 ]; then
+	echo "FAILED: $out/tests/test_enforce"
+	fail=1
+fi
+
+n=0
+for r in "$reports"/*; do
+	[ -e "$r" ] || continue
+	n=$((n + 1))
+	echo "---- sanitizer report $r"
+	cat "$r"
+done
+echo "sanitizers: $n reports, $(( $(date +%s) - start )) s"
+[ $n -eq 0 ] && [ $fail -eq 0 ]
