@@ -8,7 +8,7 @@
 # says so in /healthz and /metrics.
 set -u
 cd "$(dirname "$0")/../.."
-bin=build/koord-bpf
+bin=${KOORD_BPF_BIN:-build/koord-bpf}	# the sanitized build sets it
 data=tests/unit/data
 . tests/bpf/lib.sh
 
