@@ -826,6 +826,9 @@ static int period(struct daemon *d)
 		enforcer_period(d->enf, &w, &d->table, ranked ? &sus : NULL, now_s());
 	if (!err)
 		err = exporter_update(&d->exp, &w, &d->cur);
+	if (!err && d->kube)
+		kubelet_unseen_requests(d->kube, &d->table, &d->bhost.unseen_cpu,
+					&d->bhost.unseen_mem);
 	if (!err)
 		err = batch_node_period(&d->batch, &d->cfg, &w, &d->table, &d->bhost, now_s());
 	if (err) {

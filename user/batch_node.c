@@ -48,8 +48,14 @@ static int read_small(const char *path, char *buf, size_t len)
 static bool is_hp(const struct container *c)
 {
 	if (c->ident.prio != PRIO_NONE)
-		return c->ident.prio == PRIO_PROD || c->ident.prio == PRIO_MID;
+		return prio_is_hp(c->ident.prio);
 	return KC_IS_ONLINE(c->ident.qos);
+}
+
+/* An LSE pod the kubelet listed: its CPU counts at request, not at use. */
+static bool cpu_at_request(const struct container *c)
+{
+	return c->ident.qos == KC_LSE && c->ident.prio != PRIO_NONE && c->ident.cpu_request > 0;
 }
 
 static bool is_pod(const struct container *c)
@@ -70,8 +76,13 @@ static void cpu_used(const struct window *w, const struct container_table *t, do
 		if (!c || !is_pod(c))
 			continue;
 		v[BV_CPU_PODS] += cores;
-		if (is_hp(c))
+		if (is_hp(c) && !cpu_at_request(c))
 			v[BV_CPU_HP] += cores;
+	}
+	for (i = 0; i < t->n; i++) {
+		c = &t->v[i];
+		if (c->ident.kind == CG_POD && cpu_at_request(c) && is_hp(c))
+			v[BV_CPU_HP] += c->ident.cpu_request;
 	}
 }
 
@@ -123,11 +134,13 @@ int batch_node_period(struct batch_node *b, const struct koord_config *c, const 
 	int r;
 
 	cpu_used(w, t, v);
+	v[BV_CPU_HP] += host->unseen_cpu;
 	b->mem_ok = !read_small(host->meminfo, buf, sizeof(buf)) &&
 		    !meminfo_parse(buf, &total, &avail) && total >= avail;
 	if (b->mem_ok) {
 		v[BV_MEM_NODE] = total - avail;
 		mem_used(b, t, host, v);
+		v[BV_MEM_HP] += host->unseen_mem;
 	}
 	b->avg.window_s = c->batch.aggregate_seconds;
 	r = batch_avg_push(&b->avg, now_s, v);

@@ -21,6 +21,8 @@ struct batch_host {
 	const char *memory_root;	/* mount of the memory controller, "" or NULL: none */
 	int memory_version;		/* 1 or 2 */
 	double cpus;			/* online CPUs */
+	/* high-priority pods without cgroups yet, at request (kubelet_unseen_requests()) */
+	double unseen_cpu, unseen_mem;
 };
 
 struct batch_node {
@@ -35,7 +37,10 @@ struct batch_node {
 /*
  * One period: the window @w (its containers classified by @t) and the
  * memory of every pod in @t at @now_s, then the averages and the batch
- * capacity with @c's koordBPF.batch and reservedCPUs. Returns 0 or -ENOMEM.
+ * capacity with @c's koordBPF.batch and reservedCPUs. As Koordinator, LSE
+ * pods count CPU at request when the kubelet gave it (they never lend CPU),
+ * and so do high-priority pods without cgroups (@host's unseen_*).
+ * Returns 0 or -ENOMEM.
  */
 int batch_node_period(struct batch_node *b, const struct koord_config *c, const struct window *w,
 		      const struct container_table *t, const struct batch_host *host, double now_s);

@@ -25,6 +25,7 @@ struct cg_identity {
 	char pod_name[254];
 	unsigned char prio;	/* the pod's priority class (enum prio_class, pods.h), 0: unknown */
 	int priority;		/* the pod's spec.priority, 0: unknown */
+	double cpu_request, mem_request;	/* the pod's requests (cores, bytes), 0: unknown */
 	unsigned int evict_denied;	/* bit r: its labels forbid eviction for enum evict_reason r */
 	/* a YARN task's request, from NodeManager (yarn_nm.c); 0: unknown */
 	unsigned int yarn_vcores;

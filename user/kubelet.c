@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "byname.h"
 #include "evict_policy.h"
 #include "kubelet.h"
 #include "log.h"
@@ -124,6 +125,8 @@ static void apply(const void *v, void *ctx)
 		}
 		id->prio = pod_prio(p, id->qos);
 		id->priority = p->has_priority ? p->priority : 0;
+		id->cpu_request = p->cpu_request;
+		id->mem_request = p->mem_request;
 		id->evict_denied = evict_denied(p);
 	}
 }
@@ -134,6 +137,46 @@ size_t kubelet_apply(struct kubelet *k, struct container_table *t)
 
 	poller_with(k->p, apply, &a);
 	return a.changed;
+}
+
+struct unseen {
+	const struct container_table *t;
+	double cpu, mem;
+};
+
+static void unseen(const void *v, void *ctx)
+{
+	const struct pod_list *pods = v;
+	struct unseen *u = ctx;
+	char (*uids)[64];
+	size_t i, n = 0;
+
+	if (!pods || !(uids = malloc((u->t->n + 1) * sizeof(*uids))))
+		return;
+	for (i = 0; i < u->t->n; i++)
+		if (u->t->v[i].ident.kind == CG_POD)
+			memcpy(uids[n++], u->t->v[i].ident.pod_uid, sizeof(*uids));
+	byname_sort(uids, n, sizeof(*uids));
+	for (i = 0; i < pods->n; i++) {
+		const struct pod_meta *p = &pods->v[i];
+
+		if (p->done || byname_find(uids, n, sizeof(*uids), p->uid) ||
+		    !prio_is_hp(pod_prio(p, pod_qos(p, KC_UNCLASSIFIED))))
+			continue;
+		u->cpu += p->cpu_request;
+		u->mem += p->mem_request;
+	}
+	free(uids);
+}
+
+void kubelet_unseen_requests(struct kubelet *k, const struct container_table *t, double *cpu,
+			     double *mem)
+{
+	struct unseen u = { .t = t };
+
+	poller_with(k->p, unseen, &u);
+	*cpu = u.cpu;
+	*mem = u.mem;
 }
 
 bool kubelet_status(struct kubelet *k, char *why, size_t len)

@@ -32,6 +32,14 @@ void kubelet_stop(struct kubelet *k);	/* NULL is fine */
 unsigned long kubelet_generation(struct kubelet *k);
 size_t kubelet_apply(struct kubelet *k, struct container_table *t);
 
+/*
+ * The requests of the high-priority pods the kubelet lists but @t has no
+ * cgroup for (not started yet, or created since the walk), which
+ * Koordinator's batch formula counts at request; finished pods hold nothing.
+ */
+void kubelet_unseen_requests(struct kubelet *k, const struct container_table *t, double *cpu,
+			     double *mem);
+
 /* Up (the last poll succeeded) or not, with the reason; thread-safe. */
 bool kubelet_status(struct kubelet *k, char *why, size_t len);
 /* koord_bpf_kubelet_* lines (docs/metrics.md). */

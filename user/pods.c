@@ -4,6 +4,7 @@
  * (apis/extension/qos_utils.go, priority_utils.go, constants.go).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "byname.h"
 #include "jsondoc.h"
 #include "pods.h"
+#include "quantity.h"
 
 #define LABEL_QOS		"koordinator.sh/qosClass"
 #define LABEL_PRIO_CLASS	"koordinator.sh/priority-class"
@@ -60,6 +62,11 @@ enum koord_class pod_qos(const struct pod_meta *p, enum koord_class fallback)
 	if (p->qos_label >= 0)
 		return p->qos_label;
 	return p->k8s_qos >= 0 ? (enum koord_class)p->k8s_qos : fallback;
+}
+
+bool prio_is_hp(enum prio_class p)
+{
+	return p != PRIO_BATCH && p != PRIO_FREE;
 }
 
 enum prio_class pod_prio(const struct pod_meta *p, enum koord_class qos)
@@ -160,6 +167,43 @@ static void pod_free(struct pod_meta *p)
 	free(p->eviction_policy);
 }
 
+/* requests[@res] of each container in @list: their sum (@sum) or their largest. */
+static double list_requests(json_object *list, const char *res, bool sum)
+{
+	json_object *c, *r, *q;
+	double total = 0, v;
+	size_t i;
+
+	for (i = 0; json_object_is_type(list, json_type_array) &&
+		    i < json_object_array_length(list); i++) {
+		c = json_object_array_get_idx(list, i);
+		if (!json_object_is_type(c, json_type_object) ||
+		    !json_object_object_get_ex(c, "resources", &r) ||
+		    !json_object_is_type(r, json_type_object) ||
+		    !json_object_object_get_ex(r, "requests", &q) ||
+		    !json_object_is_type(q, json_type_object) ||
+		    !json_object_object_get_ex(q, res, &q) || !json_object_is_type(q, json_type_string) ||
+		    quantity_parse(json_object_get_string(q), &v))
+			continue;
+		total = sum ? total + v : fmax(total, v);
+	}
+	return total;
+}
+
+/* Kubernetes' PodRequests for @res: max(sum of containers, largest init container) + overhead. */
+static double pod_requests(json_object *spec, const char *res)
+{
+	json_object *list = NULL, *init = NULL, *over, *q;
+	double v = 0;
+
+	json_object_object_get_ex(spec, "containers", &list);
+	json_object_object_get_ex(spec, "initContainers", &init);
+	if ((over = get_obj(spec, "overhead")) && json_object_object_get_ex(over, res, &q) &&
+	    json_object_is_type(q, json_type_string) && quantity_parse(json_object_get_string(q), &v))
+		v = 0;
+	return fmax(list_requests(list, res, true), list_requests(init, res, false)) + v;
+}
+
 /* One item; false when it has no uid (skipped). */
 static bool pod_read(json_object *item, struct pod_meta *p, bool *nomem)
 {
@@ -179,6 +223,8 @@ static bool pod_read(json_object *item, struct pod_meta *p, bool *nomem)
 	p->qos_label = qos_label(s);
 	p->qos_label_raw = dup_or_null(s, nomem);
 	p->k8s_qos = k8s_qos(status ? get_str(status, "qosClass") : NULL);
+	s = status ? get_str(status, "phase") : NULL;
+	p->done = s && (!strcmp(s, "Succeeded") || !strcmp(s, "Failed"));
 	if (spec && json_object_object_get_ex(spec, "priority", &v) &&
 	    json_object_is_type(v, json_type_int)) {
 		p->has_priority = true;
@@ -191,6 +237,10 @@ static bool pod_read(json_object *item, struct pod_meta *p, bool *nomem)
 	s = annots ? get_str(annots, ANNOT_EVICT_PRIO) : NULL;
 	p->eviction_priority = s ? atoi(s) : 0;
 	p->eviction_policy = dup_or_null(annots ? get_str(annots, ANNOT_EVICT_POLICY) : NULL, nomem);
+	if (spec) {
+		p->cpu_request = pod_requests(spec, "cpu");
+		p->mem_request = pod_requests(spec, "memory");
+	}
 	return true;
 }
 

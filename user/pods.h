@@ -26,6 +26,10 @@ struct pod_meta {
 	bool eviction_enabled;		/* label koordinator.sh/eviction-enabled != "false" */
 	int eviction_priority;		/* annotation koordinator.sh/eviction-priority; 0 */
 	char *eviction_policy;		/* annotation koordinator.sh/eviction-policy (JSON list), NULL */
+	/* requests as Kubernetes sums them: max(containers, each init container) + overhead */
+	double cpu_request;		/* cores */
+	double mem_request;		/* bytes */
+	bool done;			/* status.phase Succeeded or Failed: holds nothing */
 };
 
 /* Sorted by uid. */
@@ -63,6 +67,8 @@ enum koord_class pod_qos(const struct pod_meta *p, enum koord_class fallback);
  * (absent: all; unparsable: none).
  */
 bool pod_evict_allowed(const struct pod_meta *p, const char *feature);
+/* High priority for batch capacity: a priority class other than koord-batch and koord-free. */
+bool prio_is_hp(enum prio_class p);
 /* The priority class, or from the QoS when none is set: BE batch, every other prod. */
 enum prio_class pod_prio(const struct pod_meta *p, enum koord_class qos);
 

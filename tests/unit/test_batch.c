@@ -206,6 +206,19 @@ static void set_prio(struct container_table *t, const char *path, enum prio_clas
 			t->v[i].ident.prio = p;
 }
 
+static void set_lse(struct container_table *t, const char *path, double request)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		if (strcmp(t->v[i].path, path))
+			continue;
+		t->v[i].ident.qos = KC_LSE;
+		t->v[i].ident.prio = PRIO_PROD;
+		t->v[i].ident.cpu_request = request;
+	}
+}
+
 #define GUAR	"/kubepods/pod11111111-2222-3333-4444-555555555555"
 #define BURST	"/kubepods/burstable/pod22222222-2222-3333-4444-555555555555"
 #define BESTEF	"/kubepods/besteffort/pod33333333-2222-3333-4444-555555555555"
@@ -219,7 +232,7 @@ static void test_node(void **state)
 	};
 	struct container_table t = {};
 	struct koord_config c;
-	struct batch_node b = {}, b2 = {};
+	struct batch_node b = {}, b2 = {}, b3 = {};
 	struct cg_window cw[6] = {};
 	struct window w = { .dur_ns = 1000000000, .v = cw, .n = 6 };
 	struct batch_host host = { .memory_version = 2, .cpus = 10 };
@@ -333,6 +346,17 @@ static void test_node(void **state)
 	assert_float_equal(b2.cpu.hp_used, 5, 1e-9);
 	assert_float_equal(b2.mem.hp_used, (double)(300ull << 20), 0);
 	batch_node_free(&b2);
+
+	/* an LSE pod the kubelet listed counts CPU at request (4), not at use (2); pods without cgroups too */
+	set_lse(&t, GUAR, 4);
+	set_lse(&t, GUAR "/c1", 4);
+	host.unseen_cpu = 0.5;
+	host.unseen_mem = 10 << 20;
+	assert_int_equal(batch_node_period(&b3, &c, &w, &t, &host, 70), 0);
+	assert_float_equal(b3.cpu.hp_used, 4 + 3 + 0.5, 1e-9);
+	assert_float_equal(b3.cpu.pods_used, 6.5, 1e-9);	/* use: what the system is not */
+	assert_float_equal(b3.mem.hp_used, (double)(310ull << 20), 0);	/* LSE memory at use */
+	batch_node_free(&b3);
 
 	batch_node_free(&b);
 	config_free(&c);

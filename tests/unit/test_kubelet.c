@@ -259,6 +259,21 @@ static void test_poller(void **state)
 	assert_non_null(strstr(buf, "\nkoord_bpf_kubelet_up 1\n"));
 	assert_non_null(strstr(buf, "\nkoord_bpf_kubelet_pods 7\n"));
 	free(buf);
+
+	/* high-priority pods without a pod cgroup count at request: only "cache" asks for any */
+	{
+		struct container pod[1];
+		struct container_table pt = { .v = pod };
+		double cpu, mem;
+
+		kubelet_unseen_requests(k, &pt, &cpu, &mem);
+		assert_float_equal(cpu, 3.1, 1e-12);
+		assert_float_equal(mem, 1073741824.0, 0);
+		put(&pt, "/kubepods/burstable/pod11111111-0000-0000-0000-000000000002");
+		kubelet_unseen_requests(k, &pt, &cpu, &mem);
+		assert_float_equal(cpu, 0, 0);
+		assert_float_equal(mem, 0, 0);
+	}
 	kubelet_stop(k);
 
 	o.url = "https://127.0.0.1:1/pods";

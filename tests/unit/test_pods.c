@@ -54,6 +54,7 @@ static void test_recorded(void **state)
 	assert_string_equal(p->name, "web");
 	assert_int_equal(p->qos_label, -1);
 	assert_int_equal(pod_qos(p, KC_SYSTEM), KC_LSR);
+	assert_float_equal(p->cpu_request, 0, 0);	/* none written */
 	assert_int_equal(p->prio, PRIO_PROD);
 	assert_true(p->eviction_enabled);
 	assert_int_equal(p->eviction_priority, 0);
@@ -63,6 +64,9 @@ static void test_recorded(void **state)
 	p = pods_find(&l, UID(2));
 	assert_int_equal(pod_qos(p, KC_LS), KC_LSE);
 	assert_int_equal(pod_prio(p, KC_LSE), PRIO_PROD);	/* none set: from the QoS */
+	/* max(1.5 + 0.5, init 3) + overhead 0.1 cores; memory 2 x 512 Mi (the init's is no quantity) */
+	assert_float_equal(p->cpu_request, 3.1, 1e-12);
+	assert_float_equal(p->mem_request, 1073741824.0, 0);
 
 	p = pods_find(&l, UID(3));
 	assert_int_equal(pod_qos(p, KC_SYSTEM), KC_BE);
