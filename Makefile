@@ -28,7 +28,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(wildcard tests/unit/tes
 BPF_TESTS  := $(patsubst tests/bpf/%.c,$(OUT)/tests/%,$(wildcard tests/bpf/*.c))
 TESTLIB_OBJS := $(patsubst tests/lib/%.c,$(OUT)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 
-.PHONY: all deps run demo test unit-test bpf-test vmlinux clean
+.PHONY: all deps run demo test unit-test deploy-test bpf-test vmlinux clean
 .DELETE_ON_ERROR:
 .SECONDARY: $(TESTLIB_OBJS)
 
@@ -66,6 +66,8 @@ $(OUT)/libkoord.a: $(LIB_OBJS)
 # koord-top draws with ncurses (wide-character build: UTF-8 cgroup names).
 NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 $(OUT)/koord-top: LDLIBS += $(NCURSES_LIBS)
+# The node agents' client (user/http.c) uses libcurl; only what calls it links it.
+$(OUT)/koord-bpf $(OUT)/tests/test_kubelet $(OUT)/fuzz/fuzz_nodemanager: LDLIBS += -lcurl
 
 $(OUT)/%: tools/%.c $(OUT)/libkoord.a
 	$(call msg,CCLD,$@)
@@ -100,8 +102,15 @@ demo: all $(OUT)/koord-demo
 
 test: unit-test asan-test fuzz bpf-test vm-test-ci
 
-unit-test: deps $(UNIT_TESTS)
+unit-test: deps $(UNIT_TESTS) deploy-test
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)
+
+# deploy/: the manifests and the Dockerfile (the config is checked by the daemon when built).
+deploy-test: deps
+	$(Q)python3 tests/deploy/test_manifests.py \
+		$(if $(wildcard $(OUT)/koord-bpf),--koord-bpf $(OUT)/koord-bpf) >$(OUT)/deploy-test.log || \
+		{ cat $(OUT)/deploy-test.log; exit 1; }
+	$(Q)tail -n 1 $(OUT)/deploy-test.log
 
 bpf-test: all $(BPF_TESTS)
 	$(Q)tests/bpf/run.sh

@@ -4,10 +4,13 @@ set -euo pipefail
 
 pkgs=(
 	make gcc clang llvm pkg-config  # build
+	libclang-rt-14-dev		  # clang's sanitizer and libFuzzer runtimes (only recommended by clang)
 	libbpf-dev bpftool libelf-dev zlib1g-dev	# libbpf and skeletons
 	libjson-c-dev libmicrohttpd-dev libncurses-dev	# JSON, HTTP, koord-top
+	libcurl4-openssl-dev openssl	  # the kubelet client; test certificates
 	libcmocka-dev valgrind		  # unit tests, sanitizer and valgrind runs
 	stress-ng rt-tests trace-cmd tmux procps python3  # workloads, references, test checks
+	python3-yaml			  # deploy/ manifest checks
 )
 
 missing=()

@@ -6,8 +6,10 @@
  * journaled and undone at stop or at the next start after a crash), and
  * publishes Prometheus /metrics, /api/containers (the JSON of
  * koord-interference over the last window, plus enforcement state) and
- * /healthz over HTTP (libmicrohttpd, one internal polling thread). Response
- * bodies are built once per period; a request only takes a reference.
+ * /healthz over HTTP (libmicrohttpd, one internal polling thread). A body is
+ * rendered at the first request of a period and kept for the period's other
+ * requests (nothing is rendered when nobody asks: at 10,000 containers
+ * /metrics is ~85 MiB); a request then only takes a reference.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,12 +28,16 @@
 #include <limits.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "batch_node.h"
 #include "collector.h"
 #include "config.h"
 #include "enforce.h"
 #include "hierarchies.h"
+#include "kubelet.h"
+#include "yarn_nm.h"
 #include "writer.h"
 #include "exporter.h"
 #include "log.h"
@@ -46,6 +52,8 @@
 #define RESCAN_S	10.0	/* walk the hierarchy at least this often */
 
 static volatile sig_atomic_t stop, reload;
+static bool urgent;	/* a long wait behind a container not known yet: walk now */
+static __u64 urgent_id;	/* that container */
 
 static void on_signal(int sig)
 {
@@ -88,6 +96,7 @@ static void usage(FILE *f)
 "and serves the numbers over HTTP:\n"
 "  /metrics         Prometheus text format 0.0.4 (docs/metrics.md)\n"
 "  /api/containers  JSON: the last period's window, koord-interference's schema\n"
+"  /api/batch       JSON: reclaimable batch CPU and memory (Koordinator's usage formula)\n"
 "  /healthz         200 \"ok\" once the first period is done, 503 before\n"
 "\n"
 "  -f, --config FILE       JSON config: a NodeSLO spec plus a koordBPF section\n"
@@ -305,12 +314,19 @@ struct body {
 	bool gz_tried;
 };
 
+enum body_kind { BODY_METRICS, BODY_API, BODY_BATCH, BODY_NR };
+static const char *const body_path[BODY_NR] = { "/metrics", "/api/containers", "/api/batch" };
+
 static struct {
 	pthread_mutex_t lock;
-	struct body *metrics, *api;
+	struct body *bodies[BODY_NR];	/* rendered for the last period, NULL until asked */
 	double done_at;		/* CLOCK_MONOTONIC of the last completed period, 0: none yet */
 	double period;
+	struct kubelet *kube;	/* set before the HTTP thread starts; NULL: not polled */
 } shared = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Render @kind for the last period (defined with the period below); a reference or NULL. */
+static struct body *render_body(enum body_kind kind);
 
 static void body_put(struct body *b)
 {
@@ -345,20 +361,46 @@ static struct body *body_new(char *p, size_t len)
 	return b;
 }
 
-/* Replace the published bodies (takes the references passed in). */
-static void publish(struct body *metrics, struct body *api, double done_at)
+/* A period completed at @done_at (0: stopping): the bodies of the last one are stale. */
+static void publish(double done_at)
 {
-	struct body *om, *oa;
+	struct body *old[BODY_NR];
+	int k;
 
 	pthread_mutex_lock(&shared.lock);
-	om = shared.metrics;
-	oa = shared.api;
-	shared.metrics = metrics;
-	shared.api = api;
+	memcpy(old, shared.bodies, sizeof(old));
+	memset(shared.bodies, 0, sizeof(shared.bodies));
 	shared.done_at = done_at;
 	pthread_mutex_unlock(&shared.lock);
-	body_put(om);
-	body_put(oa);
+	for (k = 0; k < BODY_NR; k++)
+		body_put(old[k]);
+}
+
+/* The current body of @kind with a reference taken, or NULL when not rendered yet. */
+static struct body *body_get(enum body_kind kind)
+{
+	struct body *b;
+
+	pthread_mutex_lock(&shared.lock);
+	b = shared.bodies[kind];
+	if (b)
+		b->refs++;
+	pthread_mutex_unlock(&shared.lock);
+	return b;
+}
+
+/* Keep @b as the period's body of @kind; returns it with a reference for the caller. */
+static struct body *body_keep(enum body_kind kind, struct body *b)
+{
+	struct body **slot = &shared.bodies[kind];
+
+	pthread_mutex_lock(&shared.lock);
+	if (!*slot) {
+		*slot = b;
+		b->refs++;
+	}
+	pthread_mutex_unlock(&shared.lock);
+	return b;
 }
 
 static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status,
@@ -427,7 +469,7 @@ static bool accepts_gzip(struct MHD_Connection *conn)
 	return !(g[0] == 'q' && g[1] == '=' && strtod(g + 2, NULL) == 0);
 }
 
-static enum MHD_Result reply_body(struct MHD_Connection *conn, struct body **which,
+static enum MHD_Result reply_body(struct MHD_Connection *conn, enum body_kind kind,
 				  const char *type)
 {
 	struct MHD_Response *r;
@@ -435,11 +477,9 @@ static enum MHD_Result reply_body(struct MHD_Connection *conn, struct body **whi
 	struct body *b;
 	bool gz;
 
-	pthread_mutex_lock(&shared.lock);
-	b = *which;
-	if (b)
-		b->refs++;
-	pthread_mutex_unlock(&shared.lock);
+	b = body_get(kind);
+	if (!b)
+		b = render_body(kind);
 	if (!b)
 		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 				  "no data yet: the first period has not completed\n");
@@ -463,6 +503,17 @@ static enum MHD_Result reply_body(struct MHD_Connection *conn, struct body **whi
 	return ret;
 }
 
+/* Healthy; an unreachable kubelet is said, not fatal: classes then come from the cgroups. */
+static enum MHD_Result healthz_ok(struct MHD_Connection *conn)
+{
+	char why[1024], msg[1200];
+
+	if (!shared.kube || kubelet_status(shared.kube, why, sizeof(why)))
+		return reply_text(conn, MHD_HTTP_OK, "ok\n");
+	snprintf(msg, sizeof(msg), "ok; kubelet unreachable (%s): classes from the cgroups\n", why);
+	return reply_text(conn, MHD_HTTP_OK, msg);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size, void **req_cls)
@@ -473,9 +524,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (!strcmp(url, "/metrics"))
-		return reply_body(conn, &shared.metrics, "text/plain; version=0.0.4; charset=utf-8");
+		return reply_body(conn, BODY_METRICS, "text/plain; version=0.0.4; charset=utf-8");
 	if (!strcmp(url, "/api/containers"))
-		return reply_body(conn, &shared.api, "application/json");
+		return reply_body(conn, BODY_API, "application/json");
+	if (!strcmp(url, "/api/batch"))
+		return reply_body(conn, BODY_BATCH, "application/json");
 	if (!strcmp(url, "/healthz")) {
 		pthread_mutex_lock(&shared.lock);
 		done_at = shared.done_at;
@@ -488,12 +541,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			snprintf(msg, sizeof(msg), "stale: the last period completed %.1f s ago\n", age);
 			return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, msg);
 		}
-		return reply_text(conn, MHD_HTTP_OK, "ok\n");
+		return healthz_ok(conn);
 	}
 	if (!strcmp(url, "/"))
 		return reply_text(conn, MHD_HTTP_OK,
-				  "koord-bpf: /metrics /api/containers /healthz\n");
-	return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found: /metrics /api/containers /healthz\n");
+				  "koord-bpf: /metrics /api/containers /api/batch /healthz\n");
+	return reply_text(conn, MHD_HTTP_NOT_FOUND,
+			  "not found: /metrics /api/containers /api/batch /healthz\n");
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -523,6 +577,11 @@ struct daemon {
 	struct container_table table;
 	struct sample prev, cur;
 	struct exporter exp;
+	struct batch_node batch;	/* reclaimable batch capacity */
+	struct batch_host bhost;
+	struct kubelet *kube;		/* pod labels from the kubelet, NULL: off */
+	struct poller *nm;		/* YARN tasks' requests from NodeManager, NULL: off */
+	unsigned long kube_gen, nm_gen;	/* the answers the table was last given */
 	double last_scan, last_work;
 	__u64 scans;
 	__u64 *unresolved;	/* ids unknown after the last walk, sorted */
@@ -552,6 +611,10 @@ static int rescan(struct daemon *d)
 	container_table_free(&d->table);
 	d->table = t;
 	d->scans++;
+	if (d->kube)
+		kubelet_apply(d->kube, &d->table);
+	if (d->nm)
+		nodemanager_apply(d->nm, &d->table);
 	err = collector_set_classes(d->col, &d->table);
 	if (err)
 		log_warn("cannot publish classes: %s", strerror(-err));
@@ -591,16 +654,33 @@ static void maybe_rescan(struct daemon *d)
 	d->nunresolved = unknown ? n : 0;
 }
 
-static char *api_json(struct daemon *d, const struct window *w, size_t *len)
+/* @doc as a body: one line of JSON and a newline; @doc is put. NULL on no memory. */
+static char *json_body(json_object *doc, size_t *len)
+{
+	const char *s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN |
+						       JSON_C_TO_STRING_NOSLASHESCAPE);
+	char *out = NULL;
+
+	if (s) {
+		*len = strlen(s) + 1;
+		out = malloc(*len);
+		if (out) {
+			memcpy(out, s, *len - 1);
+			out[*len - 1] = '\n';
+		}
+	}
+	json_object_put(doc);
+	return out;
+}
+
+static char *api_json(struct daemon *d, const struct window *w, const struct suspects *sus,
+		      size_t *len)
 {
 	json_object *doc = json_object_new_object(), *arr = json_object_new_array();
 	json_object *hier = json_object_new_object(), *col = json_object_new_object();
 	const struct cg_window **rows;
-	struct suspects sus = {};
 	size_t i, n = report_rows(w, &rows);
 	char verdict[1024];
-	char *out = NULL;
-	const char *s;
 
 	json_object_object_add(doc, "period_s", json_object_new_double(d->cfg.period_s));
 	json_object_object_add(doc, "duration_s", json_object_new_double(w->dur_ns / 1e9));
@@ -627,63 +707,104 @@ static char *api_json(struct daemon *d, const struct window *w, size_t *len)
 		json_object_array_add(arr, o);
 	}
 	json_object_object_add(doc, "containers", arr);
-	if (!suspects_rank(w, &d->table, &sus)) {
-		json_object_object_add(doc, "suspects", report_suspects_json(&sus, &d->table));
-		report_verdict(verdict, sizeof(verdict), &sus, &d->table, w->dur_ns);
+	if (sus) {
+		json_object_object_add(doc, "suspects", report_suspects_json(sus, &d->table));
+		report_verdict(verdict, sizeof(verdict), sus, &d->table, w->dur_ns);
 		json_object_object_add(doc, "verdict", json_object_new_string(verdict));
 	}
-	s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN |
-					   JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (s) {
-		*len = strlen(s) + 1;
-		out = malloc(*len);
-		if (out) {
-			memcpy(out, s, *len - 1);
-			out[*len - 1] = '\n';
-		}
-	}
-	json_object_put(doc);
-	suspects_free(&sus);
 	free(rows);
-	return out;
+	return json_body(doc, len);
 }
 
-/* The enforcement metrics after the exporter's. */
-static int append_enforcement(struct daemon *d, char **metrics, size_t *mlen)
+/*
+ * The batch capacity, the node agents' and the enforcement metrics after the
+ * exporter's (rendered apart: appending grows one buffer once).
+ */
+static int append_metrics(struct daemon *d, char **metrics, size_t *mlen)
 {
-	char *buf = NULL;
+	char *buf = NULL, *all;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	int err;
 
-	if (!f) {
-		free(*metrics);
+	if (!f)
 		return -ENOMEM;
-	}
-	fwrite(*metrics, 1, *mlen, f);
-	err = enforcer_metrics(d->enf, f);
-	if (fclose(f) || err) {
+	batch_node_metrics(&d->batch, f);
+	if (d->kube)
+		kubelet_metrics(d->kube, f);
+	if (d->nm)
+		poller_metrics(d->nm, f);
+	err = d->enf ? enforcer_metrics(d->enf, f) : 0;
+	if (fclose(f) || err || !(all = realloc(*metrics, *mlen + len))) {
 		free(buf);
-		free(*metrics);
 		return -ENOMEM;
 	}
-	free(*metrics);
-	*metrics = buf;
-	*mlen = len;
+	memcpy(all + *mlen, buf, len);
+	free(buf);
+	*metrics = all;
+	*mlen += len;
 	return 0;
 }
 
-/* One period: sample, window, walk if needed, render. Returns the exposition in *metrics. */
-static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, size_t *alen)
+/*
+ * What the last period measured, for rendering on request. The state lock
+ * covers it and the daemon's tables: a period changes them under it, a
+ * render reads them under it.
+ */
+static struct {
+	pthread_mutex_t lock;
+	struct daemon *d;
+	bool ready;			/* a period has completed */
+	struct window w;		/* the last period's window */
+	struct suspects sus;
+	bool ranked;
+	struct exporter_info info;
+} last = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int render_metrics(struct daemon *d, char **metrics, size_t *mlen)
 {
-	struct exporter_info info = {
-		.version = KOORD_BPF_VERSION, .mode = collector_mode(d->col),
-		.cgroup_root = d->hier.root, .cgroup_version = d->hier.version,
-		.period_s = d->cfg.period_s, .last_period_s = d->last_work,
-	};
+	int err = exporter_render(&d->exp, &d->prev, &last.w, &d->table, &last.info, metrics, mlen);
+
+	if (!err && (err = append_metrics(d, metrics, mlen)))
+		free(*metrics);
+	return err;
+}
+
+static struct body *render_body(enum body_kind kind)
+{
+	struct body *b;
+	size_t len = 0;
+	char *p = NULL;
+	int err;
+
+	pthread_mutex_lock(&last.lock);
+	b = body_get(kind);	/* another request may have rendered it meanwhile */
+	if (!b && last.ready) {
+		if (kind == BODY_METRICS)
+			err = render_metrics(last.d, &p, &len);
+		else if (kind == BODY_API)
+			err = (p = api_json(last.d, &last.w, last.ranked ? &last.sus : NULL, &len)) ?
+			      0 : -ENOMEM;
+		else
+			err = (p = json_body(batch_node_json(&last.d->batch, &last.d->cfg), &len)) ?
+			      0 : -ENOMEM;
+		if (err)
+			log_warn("rendering %s: %s", body_path[kind], strerror(-err));
+		else if ((b = body_new(p, len)))
+			b = body_keep(kind, b);
+	}
+	pthread_mutex_unlock(&last.lock);
+	return b;
+}
+
+/* One period: sample, then under the state lock the window, a walk if needed, and the actions. */
+static int period(struct daemon *d)
+{
+	struct suspects sus = {};
 	struct window w = {};
 	struct sample tmp;
 	double t0 = now_s();
+	bool ranked;
 	int err;
 
 	err = collector_sample(d->col, &d->cur);
@@ -691,41 +812,100 @@ static int period(struct daemon *d, char **metrics, size_t *mlen, char **api, si
 		log_err("cannot read the collector's maps: %s", strerror(-err));
 		return err;
 	}
+	pthread_mutex_lock(&last.lock);
+	if ((d->kube && kubelet_generation(d->kube) != d->kube_gen) ||
+	    (d->nm && poller_generation(d->nm) != d->nm_gen)) {
+		d->kube_gen = d->kube ? kubelet_generation(d->kube) : 0;
+		d->nm_gen = d->nm ? poller_generation(d->nm) : 0;
+		d->last_scan = 0;	/* a new answer: walk and classify again */
+	}
 	maybe_rescan(d);
-	info.scans = d->scans;
 	err = window_compute(&d->prev, &d->cur, &w);
+	/* ranked once: the enforcer's culprits and the API's suspects are the same list */
+	ranked = !err && !suspects_rank(&w, &d->table, &sus);
 	if (!err && d->enf)
-		enforcer_period(d->enf, &w, &d->table, now_s());
+		enforcer_period(d->enf, &w, &d->table, ranked ? &sus : NULL, now_s());
 	if (!err)
 		err = exporter_update(&d->exp, &w, &d->cur);
+	if (!err && d->kube)
+		kubelet_unseen_requests(d->kube, &d->table, &d->bhost.unseen_cpu,
+					&d->bhost.unseen_mem);
 	if (!err)
-		err = exporter_render(&d->exp, &d->cur, &w, &d->table, &info, metrics, mlen);
-	if (!err && d->enf)
-		err = append_enforcement(d, metrics, mlen);
-	if (!err && api) {
-		*api = api_json(d, &w, alen);
-		if (!*api) {
-			free(*metrics);
-			err = -ENOMEM;
-		}
-	}
-	window_free(&w);
+		err = batch_node_period(&d->batch, &d->cfg, &w, &d->table, &d->bhost, now_s());
 	if (err) {
+		pthread_mutex_unlock(&last.lock);
+		window_free(&w);
+		suspects_free(&sus);
 		log_err("period: %s", strerror(-err));
 		return err;
 	}
 	tmp = d->prev;
 	d->prev = d->cur;
 	d->cur = tmp;
+	window_free(&last.w);
+	suspects_free(&last.sus);
+	last.d = d;
+	last.w = w;
+	last.sus = sus;
+	last.ranked = ranked;
+	last.info = (struct exporter_info){
+		.version = KOORD_BPF_VERSION, .mode = collector_mode(d->col),
+		.cgroup_root = d->hier.root, .cgroup_version = d->hier.version,
+		.period_s = d->cfg.period_s, .last_period_s = d->last_work, .scans = d->scans,
+	};
+	last.ready = true;
 	d->last_work = now_s() - t0;
+	publish(now_s());	/* under the lock: no body of the last period is kept after this */
+	pthread_mutex_unlock(&last.lock);
 	log_debug("period: %zu containers, %zu known, %.1f ms", d->prev.n, d->table.n,
 		  d->last_work * 1e3);
 	return 0;
 }
 
+/*
+ * Records are counted by the collector and drained so the ring never fills.
+ * One whose culprit the last walk did not know (a new pod, a new YARN tree)
+ * wakes the loop to walk and act at once instead of at the next period.
+ */
 static int on_event(void *ctx, const struct long_wait_event *ev)
 {
-	return 0;	/* records are counted by the collector; drained so the ring never fills */
+	struct daemon *d = ctx;
+	__u64 id = ev->culprit_cgid;
+
+	if (d->enf && d->cfg.be.enable && d->cfg.react_on_long_waits && id &&
+	    !container_table_get(&d->table, id) &&
+	    !(d->nunresolved && bsearch(&id, d->unresolved, d->nunresolved, sizeof(id), cmp_u64))) {
+		urgent = true;
+		urgent_id = id;
+	}
+	return 0;
+}
+
+/* A walk and the BE wake-up priority between periods, at most every 100 ms. */
+static void react(struct daemon *d)
+{
+	static double last_at;
+	double now = now_s();
+
+	urgent = false;
+	if (now - last_at < 0.1)
+		return;
+	last_at = now;
+	pthread_mutex_lock(&last.lock);
+	rescan(d);
+	enforcer_react(d->enf, &d->table, now);
+	pthread_mutex_unlock(&last.lock);
+	/* still unknown (gone already, too deep): its next records do not walk again */
+	if (!container_table_get(&d->table, urgent_id)) {
+		__u64 *v = realloc(d->unresolved, (d->nunresolved + 1) * sizeof(*v));
+
+		if (v) {
+			v[d->nunresolved++] = urgent_id;
+			qsort(v, d->nunresolved, sizeof(*v), cmp_u64);
+			d->unresolved = v;
+		}
+	}
+	log_debug("walked and acted on a long wait behind an unknown container");
 }
 
 /* Until @deadline (CLOCK_MONOTONIC seconds) or a signal, draining long-wait records. */
@@ -734,7 +914,7 @@ static void sleep_until(struct collector *col, double deadline)
 	double left;
 	int err;
 
-	while (!stop && (left = deadline - now_s()) > 0) {
+	while (!stop && !urgent && (left = deadline - now_s()) > 0) {
 		err = collector_poll(col, left > 0.25 ? 250 : (int)(left * 1000) + 1);
 		if (err < 0 && err != -EINTR) {
 			log_warn("reading long-wait records: %s", strerror(-err));
@@ -949,6 +1129,8 @@ static void do_reload(struct daemon *d)
 	if (strcmp(nc.listen, d->cfg.listen) || strcmp(nc.state_dir, d->cfg.state_dir) ||
 	    nc.ncgroup_roots != d->cfg.ncgroup_roots)
 		log_warn("reload: listen, stateDir and cgroupRoots take effect at the next start");
+	if (strcmp(nc.kubelet.url, d->cfg.kubelet.url) || strcmp(nc.yarn.nm_url, d->cfg.yarn.nm_url))
+		log_warn("reload: kubelet and yarn take effect at the next start");
 	for (i = 0; i < nc.ncgroup_roots; i++)
 		free(nc.cgroup_roots[i]);
 	for (i = 0; i < d->cfg.ncgroup_roots; i++)
@@ -1049,6 +1231,8 @@ int main(int argc, char **argv)
 		snprintf(d.hs.cpu, sizeof(d.hs.cpu), "%s", d.hier.root);
 		d.hs.cpu_version = d.hier.version;
 	}
+	d.bhost = (struct batch_host){ .meminfo = "/proc/meminfo", .memory_root = d.hs.memory,
+				       .memory_version = d.hs.memory_version, .cpus = get_nprocs() };
 	writer_init(&d.writer, o.dry_run ? NULL : &d.journal, o.dry_run);
 	writer_roots(&d);
 	snprintf(jpath, sizeof(jpath), "%s/journal", d.cfg.state_dir);
@@ -1080,7 +1264,7 @@ int main(int argc, char **argv)
 		goto out;
 	err = collector_set_classes(d.col, &d.table);
 	if (!err)
-		err = collector_watch_events(d.col, on_event, NULL);
+		err = collector_watch_events(d.col, on_event, &d);
 	if (!err)
 		err = collector_sample(d.col, &d.prev);
 	if (!err && !o.once)
@@ -1096,13 +1280,35 @@ int main(int argc, char **argv)
 		size_t mlen = 0;
 
 		sleep_until(d.col, next);
-		err = period(&d, &m, &mlen, NULL, NULL);
+		err = period(&d);
+		if (!err)
+			err = render_metrics(&d, &m, &mlen);
 		if (!err && fwrite(m, 1, mlen, stdout) != mlen)
 			err = -EIO;
 		free(m);
 		goto out;
 	}
 
+	if (*d.cfg.kubelet.url) {
+		struct http_opts ko = {
+			.url = d.cfg.kubelet.url, .token_file = d.cfg.kubelet.token_file,
+			.ca_file = d.cfg.kubelet.ca_file, .insecure = d.cfg.kubelet.insecure,
+			.interval_s = d.cfg.kubelet.interval_s, .timeout_s = d.cfg.kubelet.timeout_s,
+		};
+
+		err = kubelet_start(&ko, &d.kube);
+		if (err)
+			goto out;
+		shared.kube = d.kube;
+	}
+	if (*d.cfg.yarn.nm_url) {
+		struct http_opts no = { .url = d.cfg.yarn.nm_url, .interval_s = d.cfg.yarn.interval_s,
+					.timeout_s = d.cfg.yarn.timeout_s };
+
+		err = nodemanager_start(&no, &d.nm);
+		if (err)
+			goto out;
+	}
 	/* The HTTP thread must not take SIGINT/SIGTERM/SIGHUP: they wake the period loop. */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
@@ -1123,42 +1329,41 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	lfd = -1;	/* MHD closes it */
-	log_info("serving http://%s/metrics, /api/containers, /healthz; period %.3g s, %s, %s (cgroup v%d); "
+	log_info("serving http://%s/metrics, /api/containers, /api/batch, /healthz; period %.3g s, %s, %s (cgroup v%d); "
 		 "enforcement %s%s", d.cfg.listen, d.cfg.period_s, collector_mode(d.col), d.hier.root,
 		 d.hier.version, d.cfg.be.enable ? "on" : "off", o.dry_run ? " (dry run)" : "");
 
 	while (!stop) {
-		char *m, *a;
-		size_t mlen, alen;
-		struct body *bm, *ba;
-
 		sleep_until(d.col, next);
 		if (stop)
 			break;
-		if (reload)
+		if (urgent && now_s() < next) {
+			react(&d);
+			continue;
+		}
+		urgent = false;
+		if (reload) {	/* the tables a render reads change: under the state lock */
+			pthread_mutex_lock(&last.lock);
 			do_reload(&d);
+			pthread_mutex_unlock(&last.lock);
+		}
 		next += d.cfg.period_s;
 		if (next < now_s())	/* fell behind: skip, do not burst */
 			next = now_s() + d.cfg.period_s;
-		if (period(&d, &m, &mlen, &a, &alen))
-			continue;	/* keep serving the last good period */
-		bm = body_new(m, mlen);
-		ba = body_new(a, alen);
-		if (!bm || !ba) {
-			body_put(bm);
-			body_put(ba);
-			continue;
-		}
-		publish(bm, ba, now_s());
+		period(&d);	/* on failure the last good period is still served */
 	}
 	log_info("stopping");
 	err = 0;
 out:
 	if (mhd)
 		MHD_stop_daemon(mhd);
+	kubelet_stop(d.kube);
+	poller_stop(d.nm);
 	if (lfd >= 0)
 		close(lfd);
-	publish(NULL, NULL, 0);
+	publish(0);
+	window_free(&last.w);
+	suspects_free(&last.sus);
 	/* the values go back before anything else can fail */
 	if (restore_all(&d, "stopping"))
 		err = -EIO;
@@ -1168,6 +1373,7 @@ out:
 		journal_close(&d.journal);
 	collector_close(d.col);
 	exporter_free(&d.exp);
+	batch_node_free(&d.batch);
 	sample_free(&d.prev);
 	sample_free(&d.cur);
 	free(d.unresolved);

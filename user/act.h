@@ -80,7 +80,8 @@ void act_wakeup(struct enforcer *e, const struct container_table *t);
 void act_wakeup_rollback(struct enforcer *e);
 void act_suppress(struct enforcer *e, const struct window *w, const struct container_table *t);
 void act_suppress_rollback(struct enforcer *e, const struct container_table *t);
-void act_target(struct enforcer *e, const struct window *w, const struct container_table *t);
+void act_target(struct enforcer *e, const struct window *w, const struct container_table *t,
+		const struct suspects *sus);
 void act_target_rollback(struct enforcer *e, __u64 cgid);
 void act_target_free(struct enforcer *e);
 void act_evict(struct enforcer *e, const struct window *w, const struct container_table *t);

@@ -49,14 +49,6 @@ static double request_cores(struct enforcer *e, const char *rel)
 	return s > 2 ? s / 1024.0 : 0;
 }
 
-/* Is cgroup @x candidate @c, or inside it (a pod's containers)? */
-static bool belongs(const char *x, const char *c)
-{
-	size_t n = strlen(c);
-
-	return !strncmp(x, c, n) && (x[n] == '/' || !x[n]);
-}
-
 static const struct container *by_path(const struct container_table *t, const char *path)
 {
 	size_t i;
@@ -67,35 +59,80 @@ static const struct container *by_path(const struct container_table *t, const ch
 	return NULL;
 }
 
-/* BE pods and YARN containers with their use; tasks are charged to their own (leaf) cgroup. */
-static struct evict_candidate *candidates(struct enforcer *e, const struct window *w,
-					  const struct container_table *t, size_t *n)
+/* What ties a cgroup to its candidate: the YARN container's name, or the pod's UID. */
+static const char *key_of(const struct container *ct)
 {
-	const char *mem = e->h->memory_version == 2 ? e->h->unified : e->h->memory;
-	struct evict_candidate *v = calloc(t->n ? t->n : 1, sizeof(*v));
+	return ct->ident.kind == CG_YARN ? ct->ident.container_id : ct->ident.pod_uid;
+}
+
+struct keyed {
+	const char *key;
+	size_t i;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	return strcmp(((const struct keyed *)a)->key, ((const struct keyed *)b)->key);
+}
+
+/* Each candidate's CPU use: its own cgroups' in @w, found by key (O(n log n)). */
+static void add_cpu_used(const struct window *w, const struct container_table *t,
+			 struct evict_candidate *v, const struct keyed *keys, size_t n)
+{
 	const struct container *x;
-	size_t i, j;
+	struct keyed k, *hit;
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		x = container_table_get(t, w->v[i].cgid);
+		if (!x || !*(k.key = key_of(x)))
+			continue;
+		hit = bsearch(&k, keys, n, sizeof(k), cmp_keyed);
+		if (hit)
+			v[hit->i].cpu_used += (double)w->v[i].cpu_ns / w->dur_ns;
+	}
+}
+
+/*
+ * BE pods and YARN containers below the roots, with what the reasons in
+ * play need: memory used (@mem), requests and CPU used (@cpu). Each is a
+ * file read per candidate, so only when asked.
+ */
+static struct evict_candidate *candidates(struct enforcer *e, const struct window *w,
+					  const struct container_table *t, bool mem, bool cpu,
+					  size_t *n)
+{
+	const char *mnt = e->h->memory_version == 2 ? e->h->unified : e->h->memory;
+	const char *file = e->h->memory_version == 2 ? "memory.current" : "memory.usage_in_bytes";
+	struct evict_candidate *v = calloc(t->n ? t->n : 1, sizeof(*v));
+	struct keyed *keys = calloc(t->n ? t->n : 1, sizeof(*keys));
+	size_t i;
 
 	*n = 0;
-	if (!v)
+	if (!v || !keys) {
+		free(v);
+		free(keys);
 		return NULL;
+	}
 	for (i = 0; i < t->n; i++) {
-		if (!candidate(&t->v[i]) || !act_allowed(e, t->v[i].path))
+		const struct container *ct = &t->v[i];
+
+		if (!candidate(ct) || !*key_of(ct) || !act_allowed(e, ct->path))
 			continue;
+		keys[*n] = (struct keyed){ key_of(ct), *n };
 		v[(*n)++] = (struct evict_candidate){
-			.path = t->v[i].path,
-			.cpu_request = request_cores(e, t->v[i].path),
-			.mem_used = read_ull(e, mem, t->v[i].path,
-					     e->h->memory_version == 2 ? "memory.current" :
-					     "memory.usage_in_bytes"),
+			.path = ct->path,
+			.priority = ct->ident.priority,	/* from the kubelet, 0 without */
+			/* a YARN task's vcores when NodeManager said, else its cpu.shares */
+			.cpu_request = !cpu ? 0 : ct->ident.yarn_vcores ? ct->ident.yarn_vcores :
+				       request_cores(e, ct->path),
+			.mem_used = mem ? read_ull(e, mnt, ct->path, file) : 0,
 		};
 	}
-	for (i = 0; i < w->n && *n; i++) {
-		x = container_table_get(t, w->v[i].cgid);
-		for (j = 0; x && j < *n; j++)
-			if (belongs(x->path, v[j].path))
-				v[j].cpu_used += (double)w->v[i].cpu_ns / w->dur_ns;
-	}
+	qsort(keys, *n, sizeof(*keys), cmp_keyed);
+	if (cpu)
+		add_cpu_used(w, t, v, keys, *n);
+	free(keys);
 	return v;
 }
 
@@ -133,8 +170,24 @@ static void evict_one(struct enforcer *e, const struct container *ct, enum evict
 	log_warn("evicted %s (%s): %s", ct->path, evict_reason_name(reason), why);
 }
 
+/* The first of @v (in order) that its pod's labels let koord-bpf evict for @r; @n: none. */
+static size_t first_allowed(const struct container_table *t, const struct evict_candidate *v,
+			    size_t n, enum evict_reason r)
+{
+	const struct container *c;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		c = by_path(t, v[i].path);
+		if (c && !(c->ident.evict_denied & (1u << r)))
+			return i;
+	}
+	return n;
+}
+
 static bool evict_culprit(struct enforcer *e, const struct container_table *t)
 {
+	const struct container *ct;
 	char why[160];
 	size_t i;
 
@@ -143,40 +196,56 @@ static bool evict_culprit(struct enforcer *e, const struct container_table *t)
 
 		if (!tg->quota_on || tg->th.at_floor_s < e->c->eviction.culprit_at_floor_s)
 			continue;
+		ct = container_table_get(t, tg->cgid);
+		if (ct && ct->ident.evict_denied & (1u << EVICT_CULPRIT))
+			continue;	/* its pod opted out: it stays at its floor */
 		snprintf(why, sizeof(why), "still hurting online work after %.0f s at its %.2f-core floor",
 			 tg->th.at_floor_s, tg->th.limit_cores);
-		evict_one(e, container_table_get(t, tg->cgid), EVICT_CULPRIT, why);
+		evict_one(e, ct, EVICT_CULPRIT, why);
 		tg->th.at_floor_s = 0;
 		return true;
 	}
 	return false;
 }
 
-static bool evict_memory(struct enforcer *e, const struct container_table *t,
-			 struct evict_candidate *v, size_t n)
+/* Node memory to release by memoryEvictThresholdPercent (bytes), 0 when below. */
+static unsigned long long memory_over(struct enforcer *e, double *used_pct)
 {
 	unsigned long long total, avail, release;
-	char buf[8192], why[160];
+	char buf[8192];
 	ssize_t len;
 	int fd;
 
 	fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
+		return 0;
 	len = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (len <= 0)
-		return false;
+		return 0;
 	buf[len] = '\0';
-	if (meminfo_parse(buf, &total, &avail) || !(release = memory_release(&e->c->be, total, avail)) ||
-	    !n)
-		return false;
+	if (meminfo_parse(buf, &total, &avail) || !total)
+		return 0;
+	release = memory_release(&e->c->be, total, avail);
+	*used_pct = 100.0 * (total - avail) / total;
+	return release;
+}
+
+static void evict_memory(struct enforcer *e, const struct container_table *t,
+			 struct evict_candidate *v, size_t n, unsigned long long release,
+			 double used_pct)
+{
+	char why[160];
+	size_t k;
+
 	evict_order_memory(v, n);
+	k = first_allowed(t, v, n, EVICT_MEMORY);
+	if (k == n)
+		return;
 	snprintf(why, sizeof(why), "node memory %.1f%% used >= %d%%; %.0f MiB to release, it uses %.0f MiB",
-		 100.0 * (total - avail) / total, e->c->be.memory_evict_threshold_percent,
-		 release / 1048576.0, v[0].mem_used / 1048576.0);
-	evict_one(e, by_path(t, v[0].path), EVICT_MEMORY, why);
-	return true;
+		 used_pct, e->c->be.memory_evict_threshold_percent, release / 1048576.0,
+		 v[k].mem_used / 1048576.0);
+	evict_one(e, by_path(t, v[k].path), EVICT_MEMORY, why);
 }
 
 /* Koordinator's BECPUEvict, over the samples of cpuEvictTimeWindowSeconds. */
@@ -188,15 +257,19 @@ static bool evict_be_cpu(struct enforcer *e, const struct container_table *t,
 	const struct be_cpu_sample *s = &e->be[e->nbe - 1];
 	double release;
 	char why[200];
+	size_t k;
 
 	release = be_cpu_release(&e->c->be, e->be, e->nbe, e->dt, window);
 	if (release <= 0 || !n)
 		return false;
 	evict_order_cpu(v, n);
+	k = first_allowed(t, v, n, EVICT_BE_CPU);
+	if (k == n)
+		return false;
 	snprintf(why, sizeof(why), "BE satisfaction %.0f%% (limit %.2f of %.2f requested cores, %.0f%% used); "
 		 "%.2f cores to release", 100 * s->limit / s->request, s->limit, s->request,
 		 100 * s->usage / s->limit, release);
-	evict_one(e, by_path(t, v[0].path), EVICT_BE_CPU, why);
+	evict_one(e, by_path(t, v[k].path), EVICT_BE_CPU, why);
 	return true;
 }
 
@@ -221,15 +294,27 @@ static void be_sample(struct enforcer *e, const struct evict_candidate *v, size_
 
 void act_evict(struct enforcer *e, const struct window *w, const struct container_table *t)
 {
+	bool band = e->c->be.cpu_evict_be_satisfaction_lower_percent > 0 &&
+		    e->c->be.cpu_evict_be_satisfaction_upper_percent > 0;
+	unsigned long long mem;
 	struct evict_candidate *v;
+	double used_pct = 0;
+	bool allowed = evict_rate_allows(&e->rate, e->c, e->now);
 	size_t n;
 
-	v = candidates(e, w, t, &n);
+	if (allowed && evict_culprit(e, t))
+		return;
+	mem = memory_over(e, &used_pct);
+	if (!band && (!mem || !allowed))
+		return;		/* the usual period: nothing to read per container */
+	v = candidates(e, w, t, mem && allowed, band, &n);
 	if (!v)
 		return;
-	be_sample(e, v, n);
-	if (evict_rate_allows(&e->rate, e->c, e->now) && !evict_culprit(e, t) &&
-	    !evict_memory(e, t, v, n))
+	if (band)
+		be_sample(e, v, n);	/* every period: the window average needs them */
+	if (allowed && mem)
+		evict_memory(e, t, v, n, mem, used_pct);
+	else if (allowed && band)
 		evict_be_cpu(e, t, v, n);
 	free(v);
 }

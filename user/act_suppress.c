@@ -139,10 +139,29 @@ static void write_tree(struct enforcer *e, const struct container_table *t, cons
 	free(v);
 }
 
+/* The CPUs BE may be given: its root's parent's cpuset (all online CPUs when unknown). */
+static void be_pool(const struct enforcer *e, const char *root, cpu_set_t *pool)
+{
+	char parent[PATH_MAX], path[PATH_MAX], buf[1024];
+	const char *slash = strrchr(root, '/');
+
+	*pool = e->topo.online;
+	if (!slash || slash == root || (size_t)(slash - root) >= sizeof(parent))
+		return;
+	memcpy(parent, root, slash - root);
+	parent[slash - root] = '\0';
+	if (!cpuset_file(e, parent, path, sizeof(path)) &&
+	    !writer_read(e->w, path, buf, sizeof(buf)) && !cpuset_parse(buf, pool) &&
+	    CPU_COUNT(pool))
+		CPU_AND(pool, pool, &e->topo.online);
+	else
+		*pool = e->topo.online;
+}
+
 static void by_cpuset(struct enforcer *e, const struct container_table *t, double allowed)
 {
 	char path[PATH_MAX], buf[1024];
-	cpu_set_t cur, next;
+	cpu_set_t cur, next, pool;
 	int ncur, n;
 	size_t i;
 
@@ -156,7 +175,8 @@ static void by_cpuset(struct enforcer *e, const struct container_table *t, doubl
 			continue;
 		if (!e->suppressing && !act_can_start(e, ACT_SUPPRESS))
 			return;
-		cpuset_choose(&e->topo, &e->topo.online, n, &next);
+		be_pool(e, e->roots[i], &pool);
+		cpuset_choose(&e->topo, &pool, n, &next);
 		if (cpuset_format(&next, buf, sizeof(buf)) < 0)
 			continue;
 		write_tree(e, t, e->roots[i], buf, n > ncur);

@@ -174,13 +174,14 @@ static void step_one(struct enforcer *e, const struct window *w, struct target *
 	quota_step(e, w, tg, hurting);
 }
 
-void act_target(struct enforcer *e, const struct window *w, const struct container_table *t)
+void act_target(struct enforcer *e, const struct window *w, const struct container_table *t,
+		const struct suspects *sus)
 {
 	struct culprit cul[64];
 	size_t i, j, n, max = e->c->throttle.max_culprits;
 	bool hurting;
 
-	n = detect_culprits(&e->det, w, t, e->c, cul, max < 64 ? max : 64);
+	n = detect_culprits(&e->det, sus, e->c, cul, max < 64 ? max : 64);
 	for (i = 0; i < n; i++)
 		target_get(e, &cul[i], t);
 	for (i = 0; i < e->ntg;) {

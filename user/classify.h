@@ -20,6 +20,16 @@ struct cg_identity {
 	enum cg_kind kind;
 	char pod_uid[64];	/* with '-' separators, "" when unknown */
 	char container_id[128];	/* runtime id or YARN container name, "" when unknown */
+	/* the pod's, from the kubelet (kubelet_apply()); "" when unknown */
+	char namespace[64];
+	char pod_name[254];
+	unsigned char prio;	/* the pod's priority class (enum prio_class, pods.h), 0: unknown */
+	int priority;		/* the pod's spec.priority, 0: unknown */
+	double cpu_request, mem_request;	/* the pod's requests (cores, bytes), 0: unknown */
+	unsigned int evict_denied;	/* bit r: its labels forbid eviction for enum evict_reason r */
+	/* a YARN task's request, from NodeManager (yarn_nm.c); 0: unknown */
+	unsigned int yarn_vcores;
+	unsigned long long yarn_memory_mb;
 };
 
 /* One --class GLOB=QOS rule; the glob is matched with fnmatch(3) against the path. */

@@ -30,6 +30,15 @@ struct collector {
 	enum store_mode store;
 	unsigned int nr_cpus;
 	char mode[40];
+	/*
+	 * Where the maps are dumped, kept from sample to sample: sized for the
+	 * maps' max entries, they would otherwise be allocated and zeroed
+	 * (tens of MiB at 10,000 containers) every period.
+	 */
+	struct dump_buf {
+		void *keys, *vals;
+		size_t max;
+	} stats_buf, hist_buf;
 };
 
 static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
@@ -388,6 +397,10 @@ void collector_close(struct collector *c)
 	ring_buffer__free(c->rb);
 	koord__destroy(c->skel);
 	pmu_close(c);
+	free(c->stats_buf.keys);
+	free(c->stats_buf.vals);
+	free(c->hist_buf.keys);
+	free(c->hist_buf.vals);
 	free(c);
 }
 
@@ -492,7 +505,8 @@ static int read_counters(struct collector *c, struct sample *s)
 }
 
 /* Batch-read a whole hash map; *keys and *vals are allocated. Returns the count or -errno. */
-static long dump_map(int fd, size_t ksz, size_t vsz, size_t max, void **keys, void **vals)
+/* Dump a hash map into @b (grown to the map's max entries once); returns the entries read. */
+static long dump_map(int fd, size_t ksz, size_t vsz, size_t max, struct dump_buf *b)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u64 in = 0, out = 0;
@@ -500,16 +514,24 @@ static long dump_map(int fd, size_t ksz, size_t vsz, size_t max, void **keys, vo
 	__u32 cnt;
 	int err;
 
-	*keys = calloc(max ? max : 1, ksz);
-	*vals = calloc(max ? max : 1, vsz);
-	if (!*keys || !*vals)
-		return -ENOMEM;
+	if (!max)
+		return 0;
+	if (b->max < max) {
+		/* zeroed once: valgrind cannot see the kernel fill them through bpf() */
+		free(b->keys);
+		free(b->vals);
+		b->keys = calloc(max, ksz);
+		b->vals = calloc(max, vsz);
+		b->max = b->keys && b->vals ? max : 0;
+		if (!b->max)
+			return -ENOMEM;
+	}
 	for (;;) {
 		cnt = max - n;
 		if (!cnt)
 			break;
-		err = bpf_map_lookup_batch(fd, n ? &in : NULL, &out, (char *)*keys + n * ksz,
-					   (char *)*vals + n * vsz, &cnt, &opts);
+		err = bpf_map_lookup_batch(fd, n ? &in : NULL, &out, (char *)b->keys + n * ksz,
+					   (char *)b->vals + n * vsz, &cnt, &opts);
 		n += cnt;
 		if (err) {
 			if (errno == ENOENT)
@@ -604,12 +626,11 @@ int collector_sample(struct collector *c, struct sample *s)
 	if (err)
 		return err;
 	n = dump_map(bpf_map__fd(m), sizeof(*keys), sizeof(*vals), bpf_map__max_entries(m),
-		     (void **)&keys, (void **)&vals);
-	if (n < 0) {
-		free(keys);
-		free(vals);
+		     &c->stats_buf);
+	if (n < 0)
 		return n;
-	}
+	keys = c->stats_buf.keys;
+	vals = c->stats_buf.vals;
 	/* Entries sorted by container make the sample sorted as it is built. */
 	order = malloc((n ? n : 1) * sizeof(*order));
 	if (!order) {
@@ -644,24 +665,19 @@ int collector_sample(struct collector *c, struct sample *s)
 	if (s->npc)
 		qsort(s->pc, s->npc, sizeof(*s->pc), cg_cpu_part_cmp);
 	free(order);
-	free(keys);
-	free(vals);
 	if (err)
 		return err;
 	n = dump_map(bpf_map__fd(h), sizeof(*hkeys), sizeof(*hvals), bpf_map__max_entries(h),
-		     (void **)&hkeys, (void **)&hvals);
-	if (n < 0) {
-		free(hkeys);
-		free(hvals);
+		     &c->hist_buf);
+	if (n < 0)
 		return n;
-	}
+	hkeys = c->hist_buf.keys;
+	hvals = c->hist_buf.vals;
 	for (i = 0; i < n; i++) {
 		cs = (struct cg_sample *)sample_find(s, hkeys[i]);
 		if (cs)
 			memcpy(cs->hist, hvals[i].buckets, sizeof(cs->hist));
 	}
-	free(hkeys);
-	free(hvals);
 	err = add_running(c, s, running);
 	s->mono_end_ns = mono_ns();
 	s->pmu_source = c->pmu_source;

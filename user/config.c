@@ -611,6 +611,42 @@ static const struct field eviction_fields[] = {
 	{ 0 }
 };
 
+static const struct field batch_fields[] = {
+	INT("cpuReclaimThresholdPercent", batch.cpu_reclaim_threshold_percent, 0, 100, 0),
+	INT("memoryReclaimThresholdPercent", batch.memory_reclaim_threshold_percent, 0, 100, 0),
+	INT("metricAggregateDurationSeconds", batch.aggregate_seconds, 1, 3600, 0),
+	NUM("reservedMemoryBytes", batch.reserved_memory_bytes, 0, NO_MAX, 0),
+	{ 0 }
+};
+
+static const char *check_url(const char *s)
+{
+	return !*s || !strncmp(s, "https://", 8) || !strncmp(s, "http://", 7) ? NULL :
+	       "must be \"\" (off) or an http:// or https:// URL";
+}
+
+static const char *check_abs_or_empty(const char *s)
+{
+	return *s ? check_abs_path(s) : NULL;
+}
+
+static const struct field kubelet_fields[] = {
+	STR("url", kubelet.url, check_url),
+	STR("tokenFile", kubelet.token_file, check_abs_or_empty),
+	STR("caFile", kubelet.ca_file, check_abs_or_empty),
+	BOOL("insecureSkipVerify", kubelet.insecure),
+	NUM("intervalSeconds", kubelet.interval_s, 1, 3600, 0),
+	NUM("timeoutSeconds", kubelet.timeout_s, 0, 60, OPEN_MIN),
+	{ 0 }
+};
+
+static const struct field yarn_fields[] = {
+	STR("nodeManagerURL", yarn.nm_url, check_url),
+	NUM("intervalSeconds", yarn.interval_s, 1, 3600, 0),
+	NUM("timeoutSeconds", yarn.timeout_s, 0, 60, OPEN_MIN),
+	{ 0 }
+};
+
 static const struct field koordbpf_fields[] = {
 	NUM("period", period_s, 0.1, 3600, 0),
 	STR("listen", listen, check_listen),
@@ -618,12 +654,16 @@ static const struct field koordbpf_fields[] = {
 	CUSTOM("cgroupRoots", read_roots),
 	CUSTOM("classRules", read_rules),
 	BOOL("beWakeupPriority", be_wakeup_priority),
+	BOOL("reactOnLongWaits", react_on_long_waits),
 	NUM("reservedCPUs", reserved_cpus, 0, NO_MAX, 0),
 	INT("suppressSmoothingWindows", suppress_smoothing_windows, 1, 60, 0),
 	SECTION("interference", interference_fields, NULL),
 	SECTION("throttle", throttle_fields, NULL),
 	SECTION("effect", effect_fields, NULL),
 	SECTION("eviction", eviction_fields, check_eviction),
+	SECTION("batch", batch_fields, NULL),
+	SECTION("kubelet", kubelet_fields, NULL),
+	SECTION("yarn", yarn_fields, NULL),
 	{ 0 }
 };
 
@@ -778,6 +818,7 @@ void config_defaults(struct koord_config *c)
 		c->cgroup_roots[i] = strdup(roots[i]);
 	c->ncgroup_roots = i;
 	c->be_wakeup_priority = true;
+	c->react_on_long_waits = true;
 	c->reserved_cpus = 0;
 	c->suppress_smoothing_windows = 3;
 	c->interference.victim_p99_wait_us = 1000;
@@ -797,6 +838,19 @@ void config_defaults(struct koord_config *c)
 	c->eviction.max_per_minute = 2;
 	c->eviction.cool_down_s = 20;
 	c->eviction.culprit_at_floor_s = 120;
+	c->batch.cpu_reclaim_threshold_percent = 60;
+	c->batch.memory_reclaim_threshold_percent = 65;
+	c->batch.aggregate_seconds = 300;
+	c->batch.reserved_memory_bytes = 0;
+	c->kubelet.url = strdup("");
+	c->kubelet.token_file = strdup("/var/run/secrets/kubernetes.io/serviceaccount/token");
+	c->kubelet.ca_file = strdup("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
+	c->kubelet.insecure = false;
+	c->kubelet.interval_s = 10;
+	c->kubelet.timeout_s = 5;
+	c->yarn.nm_url = strdup("");
+	c->yarn.interval_s = 10;
+	c->yarn.timeout_s = 5;
 }
 
 void config_free(struct koord_config *c)
@@ -805,6 +859,12 @@ void config_free(struct koord_config *c)
 	c->listen = NULL;
 	free(c->state_dir);
 	c->state_dir = NULL;
+	free(c->kubelet.url);
+	free(c->kubelet.token_file);
+	free(c->kubelet.ca_file);
+	c->kubelet.url = c->kubelet.token_file = c->kubelet.ca_file = NULL;
+	free(c->yarn.nm_url);
+	c->yarn.nm_url = NULL;
 	free_roots(c);
 	class_rules_free(&c->rules);
 	free_hook(c);
@@ -817,7 +877,8 @@ static bool defaults_allocated(const struct koord_config *c)
 	for (i = 0; i < c->ncgroup_roots; i++)
 		if (!c->cgroup_roots[i])
 			return false;
-	return c->listen && c->state_dir;
+	return c->listen && c->state_dir && c->kubelet.url && c->kubelet.token_file &&
+	       c->kubelet.ca_file && c->yarn.nm_url;
 }
 
 int config_parse(const char *name, const char *text, size_t len, struct koord_config *c,

@@ -43,6 +43,7 @@ struct koord_config {
 	size_t ncgroup_roots;
 	struct class_rules rules;	/* "classRules": [{"glob": G, "qos": Q}] */
 	bool be_wakeup_priority;	/* "beWakeupPriority": true (when be.enable) */
+	bool react_on_long_waits;	/* "reactOnLongWaits": true: a new culprit acts at once */
 	double reserved_cpus;		/* "reservedCPUs": 0, node CPUs kept for the system */
 	int suppress_smoothing_windows;	/* "suppressSmoothingWindows": 3, 1..60 */
 
@@ -75,6 +76,28 @@ struct koord_config {
 		double cool_down_s;		/* "coolDownSeconds": 20 */
 		double culprit_at_floor_s;	/* "culpritAtFloorSeconds": 120 */
 	} eviction;
+
+	struct {			/* "batch": Koordinator's ColocationStrategy */
+		int cpu_reclaim_threshold_percent;	/* "cpuReclaimThresholdPercent": 60 */
+		int memory_reclaim_threshold_percent;	/* "memoryReclaimThresholdPercent": 65 */
+		int aggregate_seconds;		/* "metricAggregateDurationSeconds": 300 */
+		double reserved_memory_bytes;	/* "reservedMemoryBytes": 0 */
+	} batch;
+
+	struct {			/* "kubelet": pod metadata from GET /pods */
+		char *url;			/* "url": "" (off); ${VAR} from the environment */
+		char *token_file;		/* "tokenFile": the service account's */
+		char *ca_file;			/* "caFile": the service account's ca.crt */
+		bool insecure;			/* "insecureSkipVerify": false */
+		double interval_s;		/* "intervalSeconds": 10, [1, 3600] */
+		double timeout_s;		/* "timeoutSeconds": 5, (0, 60] */
+	} kubelet;
+
+	struct {			/* "yarn": NodeManager's containers */
+		char *nm_url;			/* "nodeManagerURL": "" (off) */
+		double interval_s;		/* "intervalSeconds": 10, [1, 3600] */
+		double timeout_s;		/* "timeoutSeconds": 5, (0, 60] */
+	} yarn;
 };
 
 /*

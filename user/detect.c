@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "detect.h"
-#include "suspects.h"
 
 static int cmp_cgid(const void *a, const void *b)
 {
@@ -77,17 +76,15 @@ int detect_update(struct detector *d, const struct window *w, const struct conta
 	return 0;
 }
 
-size_t detect_culprits(const struct detector *d, const struct window *w,
-		       const struct container_table *t, const struct koord_config *c,
-		       struct culprit *out, size_t max)
+size_t detect_culprits(const struct detector *d, const struct suspects *sus,
+		       const struct koord_config *c, struct culprit *out, size_t max)
 {
-	struct suspects sus;
 	size_t i, j, n = 0;
 
-	if (!d->victims || suspects_rank(w, t, &sus))
+	if (!d->victims || !sus)
 		return 0;
-	for (i = 0; i < sus.n && n < max; i++) {
-		const struct suspect *s = &sus.v[i];
+	for (i = 0; i < sus->n && n < max; i++) {
+		const struct suspect *s = &sus->v[i];
 
 		for (j = 0; j < s->nvictims; j++) {
 			if (!detect_is_victim(detect_find(d, s->victims[j].cgid), c))
@@ -97,7 +94,6 @@ size_t detect_culprits(const struct detector *d, const struct window *w,
 			break;
 		}
 	}
-	suspects_free(&sus);
 	return n;
 }
 

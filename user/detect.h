@@ -14,6 +14,7 @@
 #include "cgroup.h"
 #include "config.h"
 #include "effect.h"
+#include "suspects.h"
 #include "window.h"
 
 struct victim_state {
@@ -46,12 +47,12 @@ struct culprit {
 	__u64 victim;			/* the victim it hurt most */
 };
 /*
- * The BE containers that hurt at least one current victim in @w, most
- * inflicted first, at most @max. Returns how many were written to @out.
+ * The BE containers that hurt at least one current victim (of the window's
+ * suspects, @sus), most inflicted first, at most @max. Returns how many
+ * were written to @out.
  */
-size_t detect_culprits(const struct detector *d, const struct window *w,
-		       const struct container_table *t, const struct koord_config *c,
-		       struct culprit *out, size_t max);
+size_t detect_culprits(const struct detector *d, const struct suspects *sus,
+		       const struct koord_config *c, struct culprit *out, size_t max);
 void detect_free(struct detector *d);
 
 #endif

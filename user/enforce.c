@@ -323,7 +323,7 @@ static void judge(struct enforcer *e, const struct window *w, const struct conta
 }
 
 void enforcer_period(struct enforcer *e, const struct window *w, const struct container_table *t,
-		     double now_s)
+		     const struct suspects *sus, double now_s)
 {
 	e->dt = w->dur_ns / 1e9;
 	e->now = now_s;
@@ -342,9 +342,18 @@ void enforcer_period(struct enforcer *e, const struct window *w, const struct co
 		act_wakeup(e, t);
 	act_suppress(e, w, t);
 	if (e->c->throttle.enable)
-		act_target(e, w, t);
+		act_target(e, w, t, sus);
 	if (e->c->eviction.enable)
 		act_evict(e, w, t);
+}
+
+void enforcer_react(struct enforcer *e, const struct container_table *t, double now_s)
+{
+	e->now = now_s;
+	if (!e->c->be.enable || !e->c->be_wakeup_priority)
+		return;
+	find_roots(e, t);
+	act_wakeup(e, t);
 }
 
 const struct enforce_stats *enforcer_stats(const struct enforcer *e)
@@ -384,45 +393,54 @@ static void metric(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP koord_bpf_%s %s\n# TYPE koord_bpf_%s %s\n", name, help, name, type);
 }
 
+/* A family of one unlabelled sample; @present false: the family without a sample. */
+static void scalar(FILE *f, const char *name, const char *type, const char *help, bool present,
+		   double v)
+{
+	metric(f, name, type, help);
+	if (present)
+		fprintf(f, "koord_bpf_%s %.15g\n", name, v);
+}
+
 int enforcer_metrics(const struct enforcer *e, FILE *f)
 {
 	const struct enforce_stats *s = &e->st;
 	const struct writer *w = e->w;
 	int r;
 
-	metric(f, "enforcement_enabled", "gauge", "1 when resourceUsedThresholdWithBE.enable is true.");
-	fprintf(f, "koord_bpf_enforcement_enabled %d\n", e->c->be.enable);
-	metric(f, "be_wakeup_priority", "gauge", "1 when the BE roots are SCHED_IDLE (or lowest-weight) groups.");
-	fprintf(f, "koord_bpf_be_wakeup_priority %d\n", s->wakeup_priority);
-	metric(f, "be_allowed_cpus", "gauge", "CPUs BE may use by the suppression formula (absent before the first period).");
-	if (s->be_allowed_cores >= 0)
-		fprintf(f, "koord_bpf_be_allowed_cpus %.6g\n", s->be_allowed_cores);
-	metric(f, "be_suppress_quota_cpus", "gauge", "The CFS quota written on the BE roots, in CPUs (absent when none).");
-	if (s->be_quota_us >= 0)
-		fprintf(f, "koord_bpf_be_suppress_quota_cpus %.6g\n", s->be_quota_us / (double)CFS_PERIOD_US);
-	metric(f, "be_suppress_cpuset_cpus", "gauge", "CPUs in the BE cpuset written (absent when none).");
-	if (s->be_cpuset_cpus > 0)
-		fprintf(f, "koord_bpf_be_suppress_cpuset_cpus %d\n", s->be_cpuset_cpus);
-	metric(f, "victims", "gauge", "Online containers found victims of interference in the last window.");
-	fprintf(f, "koord_bpf_victims %llu\n", s->victims);
-	metric(f, "victim_windows_total", "counter", "Victims found, summed over windows.");
-	fprintf(f, "koord_bpf_victim_windows_total %llu\n", s->victim_windows_total);
-	metric(f, "throttled", "gauge", "Culprits under a targeted cpuset or quota now.");
-	fprintf(f, "koord_bpf_throttled %llu\n", s->throttled);
+	scalar(f, "enforcement_enabled", "gauge", "1 when resourceUsedThresholdWithBE.enable is true.",
+	       true, e->c->be.enable);
+	scalar(f, "be_wakeup_priority", "gauge",
+	       "1 when the BE roots are SCHED_IDLE (or lowest-weight) groups.", true,
+	       s->wakeup_priority);
+	scalar(f, "be_allowed_cpus", "gauge",
+	       "CPUs BE may use by the suppression formula (absent before the first period).",
+	       s->be_allowed_cores >= 0, s->be_allowed_cores);
+	scalar(f, "be_suppress_quota_cpus", "gauge",
+	       "The CFS quota written on the BE roots, in CPUs (absent when none).",
+	       s->be_quota_us >= 0, s->be_quota_us / (double)CFS_PERIOD_US);
+	scalar(f, "be_suppress_cpuset_cpus", "gauge", "CPUs in the BE cpuset written (absent when none).",
+	       s->be_cpuset_cpus > 0, s->be_cpuset_cpus);
+	scalar(f, "victims", "gauge", "Online containers found victims of interference in the last window.",
+	       true, s->victims);
+	scalar(f, "victim_windows_total", "counter", "Victims found, summed over windows.", true,
+	       s->victim_windows_total);
+	scalar(f, "throttled", "gauge", "Culprits under a targeted cpuset or quota now.", true,
+	       s->throttled);
 	metric(f, "throttle_steps_total", "counter", "Targeted quota steps on culprits, by step.");
 	fprintf(f, "koord_bpf_throttle_steps_total{step=\"cut\"} %llu\n", s->throttle_cuts_total);
 	fprintf(f, "koord_bpf_throttle_steps_total{step=\"recover\"} %llu\n", s->throttle_recoveries_total);
 	fprintf(f, "koord_bpf_throttle_steps_total{step=\"release\"} %llu\n", s->throttle_releases_total);
-	metric(f, "actions_total", "counter", "Actions started (each measured for its effect on victims).");
-	fprintf(f, "koord_bpf_actions_total %llu\n", s->actions_total);
-	metric(f, "rollbacks_total", "counter", "Actions rolled back because victims' waits got worse.");
-	fprintf(f, "koord_bpf_rollbacks_total %llu\n", s->rollbacks_total);
+	scalar(f, "actions_total", "counter", "Actions started (each measured for its effect on victims).",
+	       true, s->actions_total);
+	scalar(f, "rollbacks_total", "counter", "Actions rolled back because victims' waits got worse.",
+	       true, s->rollbacks_total);
 	metric(f, "evictions_total", "counter", "Containers evicted, by reason.");
 	for (r = 0; r < EVICT_REASON_NR; r++)
 		fprintf(f, "koord_bpf_evictions_total{reason=\"%s\"} %llu\n", evict_reason_name(r),
 			s->evictions_total[r]);
-	metric(f, "eviction_failures_total", "counter", "Evictions that failed.");
-	fprintf(f, "koord_bpf_eviction_failures_total %llu\n", s->eviction_failures_total);
+	scalar(f, "eviction_failures_total", "counter", "Evictions that failed.", true,
+	       s->eviction_failures_total);
 	metric(f, "cgroup_writes_total", "counter", "Cgroup file writes by the writer, by result.");
 	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"written\"} %llu\n", w->writes);
 	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"unchanged\"} %llu\n", w->skipped);

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "evict_policy.h"
 #include "hierarchies.h"
+#include "suspects.h"
 #include "window.h"
 #include "writer.h"
 
@@ -38,9 +39,17 @@ struct enforcer;
 int enforcer_new(const struct koord_config *c, const struct hierarchies *h, struct writer *w,
 		 struct enforcer **out);
 void enforcer_set_config(struct enforcer *e, const struct koord_config *c);
-/* One period: @w is the window just measured (@dur_ns > 0), @t the classified containers. */
+/*
+ * One period: @w is the window just measured (@dur_ns > 0), @t the
+ * classified containers, @sus the window's suspects (NULL: none ranked).
+ */
 void enforcer_period(struct enforcer *e, const struct window *w, const struct container_table *t,
-		     double now_s);
+		     const struct suspects *sus, double now_s);
+/*
+ * Between periods, right after a walk found new containers: the BE roots
+ * get their wake-up priority now (the rest waits for the period).
+ */
+void enforcer_react(struct enforcer *e, const struct container_table *t, double now_s);
 const struct enforce_stats *enforcer_stats(const struct enforcer *e);
 /* The enforcement state of one container for /api/containers, or NULL when none. */
 json_object *enforcer_container_json(const struct enforcer *e, __u64 cgid);

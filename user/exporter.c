@@ -309,7 +309,7 @@ const char *exporter_counter_kind(unsigned int cnt)
 	return cnt < CNT_NR && kinds[cnt] ? kinds[cnt] : "unknown";
 }
 
-/* The labels of one container: cgroup="...",qos="...",pod_uid="...",container_id="..." */
+/* cgroup="...",qos="...",pod_uid="...",container_id="..."[,namespace="...",pod="..."] */
 static char *container_labels(const struct container *c)
 {
 	struct sb b = {};
@@ -321,6 +321,13 @@ static char *container_labels(const struct container *c)
 	put_label(&b, "pod_uid", c->ident.pod_uid);
 	sb_puts(&b, ",");
 	put_label(&b, "container_id", c->ident.container_id);
+	/* only when the kubelet named the pod: an absent label is the empty one to Prometheus */
+	if (c->ident.namespace[0] || c->ident.pod_name[0]) {
+		sb_puts(&b, ",");
+		put_label(&b, "namespace", c->ident.namespace);
+		sb_puts(&b, ",");
+		put_label(&b, "pod", c->ident.pod_name);
+	}
 	if (b.err) {
 		free(b.p);
 		return NULL;

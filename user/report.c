@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <string.h>
 #include "report.h"
+#include "yarn.h"
 
 const char *steal_slot_name(unsigned int slot)
 {
@@ -130,8 +131,32 @@ static json_object *counters_json(const struct cg_window *cw)
 	return o;
 }
 
+/* A YARN task's application and attempt, from its container name; NULL for anything else. */
+static json_object *yarn_json(const struct container *c)
+{
+	json_object *o;
+	struct yarn_id id;
+	char buf[96];
+
+	if (!c || c->ident.kind != CG_YARN || yarn_parse(c->ident.container_id, &id))
+		return NULL;
+	o = json_object_new_object();
+	yarn_application_id(&id, buf, sizeof(buf));
+	json_object_object_add(o, "application_id", json_object_new_string(buf));
+	yarn_attempt_id(&id, buf, sizeof(buf));
+	json_object_object_add(o, "attempt_id", json_object_new_string(buf));
+	json_object_object_add(o, "epoch", u64(id.epoch));
+	json_object_object_add(o, "container", u64(id.container));
+	/* the request NodeManager gave it, null when not known */
+	json_object_object_add(o, "vcores", c->ident.yarn_vcores ? u64(c->ident.yarn_vcores) : NULL);
+	json_object_object_add(o, "memory_mb",
+			       c->ident.yarn_memory_mb ? u64(c->ident.yarn_memory_mb) : NULL);
+	return o;
+}
+
 json_object *report_container_json(const struct cg_window *cw, const struct container *c)
 {
+	json_object *yarn = yarn_json(c);
 	json_object *o = json_object_new_object(), *runq, *steal, *ratio, *infl;
 	unsigned int i;
 
@@ -143,6 +168,12 @@ json_object *report_container_json(const struct cg_window *cw, const struct cont
 			       json_object_new_string(c->ident.pod_uid) : NULL);
 	json_object_object_add(o, "container_id", c && c->ident.container_id[0] ?
 			       json_object_new_string(c->ident.container_id) : NULL);
+	json_object_object_add(o, "namespace", c && c->ident.namespace[0] ?
+			       json_object_new_string(c->ident.namespace) : NULL);
+	json_object_object_add(o, "pod", c && c->ident.pod_name[0] ?
+			       json_object_new_string(c->ident.pod_name) : NULL);
+	if (yarn)
+		json_object_object_add(o, "yarn", yarn);
 	json_object_object_add(o, "cpu_ns", u64(cw->cpu_ns));
 
 	runq = json_object_new_object();

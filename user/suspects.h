@@ -8,6 +8,8 @@
 #include "window.h"
 
 #define SUSPECT_VICTIMS 5
+/* Victims are found for the top suspects only: the rest are listed with their share. */
+#define SUSPECTS_WITH_VICTIMS 32
 
 struct victim {
 	__u64 cgid;

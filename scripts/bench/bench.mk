@@ -1,21 +1,52 @@
 # `make bench`: per-event BPF cost next to a floor and Debian's peers, and
-# start-up time and locked map memory (docs/performance.md). Included by the
-# main Makefile; uses its OUT, CC, CFLAGS, CLANG, BPFTOOL, ARCH, CLANG_SYS_INCLUDES.
+# start-up time and locked map memory; then the daemon's user-space cost per
+# period at 100 to 10,000 containers (bench-scale) and its reaction time
+# (bench-reaction) (docs/performance.md). Included by the main Makefile; uses
+# its OUT, CC, CFLAGS, CLANG, BPFTOOL, ARCH, CLANG_SYS_INCLUDES.
 # Not part of `make test`: a benchmark is not a test.
 #
 #   sudo make bench [BENCH_ARGS="--rounds 5 --pipe-loops 100000 ..."]
-#   make bench-build   the bench's BPF objects and loader only
+#   sudo make bench-scale [SCALE_ARGS="--rounds 3 --sizes 100,1000,10000"]
+#   sudo make bench-reaction [REACTION_ARGS="--runs 10 --periods 1,0.2"]
+#   sudo make bench-overhead [OVERHEAD_ARGS="--rounds 6"]   sudo make bench-accuracy
+#   make bench-build   the bench's BPF objects, loader and workloads only
 
 BENCH_DIR  := $(OUT)/bench
 BENCH_ARGS ?=
+SCALE_ARGS ?=
+REACTION_ARGS ?=
 BENCH_OBJS := $(BENCH_DIR)/floor.bpf.o $(BENCH_DIR)/prims.bpf.o
 
-.PHONY: bench bench-build
+.PHONY: bench bench-build bench-scale bench-reaction bench-overhead bench-accuracy
 
-bench-build: $(BENCH_DIR)/koord-bench-load $(BENCH_OBJS)
+bench-build: $(BENCH_DIR)/koord-bench-load $(BENCH_OBJS) $(BENCH_DIR)/koord-bench-work \
+	     $(BENCH_DIR)/koord-bench-accuracy
 
+# bench.py first; then the daemon's tables. Each prints its table with the budgets.
 bench: all bench-build $(BENCH_DIR)/.deps
 	scripts/bench/bench.py --out $(BENCH_DIR) $(BENCH_ARGS)
+	scripts/bench/overhead.py $(OVERHEAD_ARGS)
+	scripts/bench/scale.py --out $(BENCH_DIR) $(SCALE_ARGS)
+	scripts/bench/reaction.py --out $(BENCH_DIR) $(REACTION_ARGS)
+	$(BENCH_DIR)/koord-bench-accuracy
+
+bench-scale: all bench-build
+	scripts/bench/scale.py --out $(BENCH_DIR) $(SCALE_ARGS)
+
+bench-reaction: all bench-build
+	scripts/bench/reaction.py --out $(BENCH_DIR) $(REACTION_ARGS)
+
+bench-overhead: all bench-build
+	scripts/bench/overhead.py $(OVERHEAD_ARGS)
+
+bench-accuracy: all bench-build
+	$(BENCH_DIR)/koord-bench-accuracy
+
+# Item 6: the histogram's percentiles against exact ones (scripts/bench/accuracy.c).
+$(BENCH_DIR)/koord-bench-accuracy: scripts/bench/accuracy.c $(TESTLIB_OBJS) $(OUT)/libkoord.a
+	$(call msg,CCLD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(TESTLIB_OBJS) $(OUT)/libkoord.a $(LDLIBS) -o $@
 
 # The peers and loads (Debian): libbpf-tools, bpftrace, rt-tests (hackbench), perf, strace.
 $(BENCH_DIR)/.deps: scripts/bench/deps.sh
@@ -37,3 +68,8 @@ $(BENCH_DIR)/koord-bench-load: scripts/bench/load.c | $(OUT)/.deps
 	$(call msg,CCLD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(filter-out -MMD -MP,$(CFLAGS)) $< -lbpf -lelf -lz -o $@
+
+$(BENCH_DIR)/koord-bench-work: scripts/bench/work.c
+	$(call msg,CCLD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(filter-out -MMD -MP,$(CFLAGS)) $< -o $@

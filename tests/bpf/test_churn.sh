@@ -10,7 +10,6 @@ set -u
 cd "$(dirname "$0")/../.."
 n=${KOORD_CHURN_N:-2000}
 . tests/lib/testlib.sh
-if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root"; exit 77; fi
 command -v bpftool >/dev/null || { echo "bpftool missing: run scripts/deps.sh"; exit 1; }
 
 tmp=$(mktemp -d /tmp/koord-churn-XXXXXX)

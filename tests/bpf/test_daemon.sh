@@ -8,22 +8,14 @@
 set -u
 cd "$(dirname "$0")/../.."
 bin=build/koord-bpf
-pass=0 fail=0
-check() { # check DESCRIPTION COMMAND...
-	local d=$1; shift
-	if "$@"; then echo "ok - $d"; pass=$((pass + 1)); else echo "not ok - $d"; fail=$((fail + 1)); fi
-}
-if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root"; exit 77; fi
+. tests/bpf/lib.sh
 
 tmp=$(mktemp -d /tmp/koord-daemon-test-XXXXXX)
-pids=()
 cgdir=
 cleanup() {
-	local p
 	# a forked child that got a signal before its exec runs the traps too: not here
 	[ "$BASHPID" = "$$" ] || exit 1
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	stop_pids
 	if [ -n "$cgdir" ] && [ -d "$cgdir" ]; then
 		# move anything left to the root, then remove the tree deepest first
 		find "$cgdir" -name cgroup.procs -exec sh -c 'for p in $(cat "$1"); do echo $p > "$2/cgroup.procs"; done' _ {} "$root" \; 2>/dev/null
@@ -59,9 +51,6 @@ switch_progs() { # switch_progs "IDS": how many of them are tp_switch/raw_switch
 		bpftool prog show id "$id" 2>/dev/null | grep -qE 'name (tp|raw)_switch' && n=$((n + 1))
 	done
 	echo $n
-}
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 status() { # status URL [curl args]: the HTTP status code
 	curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@"
@@ -220,6 +209,27 @@ for k in ("count", "p50_us", "p99_us", "max_us", "wait_ns"):
     assert k in hog["runq"], k
 assert sys.argv[3] in by, sorted(by)
 ' "$tmp/api.json" "$hog_rel" "$rel/we\"ird\\name" "$cid"
+curl -s --max-time 5 -o "$tmp/batch.json" "$url/api/batch"
+check "/api/batch: Koordinator's usage formula over the node's CPUs and memory" python3 -c '
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+assert d["policy"] == "usage" and d["samples"] >= 1, d
+mem = dict(l.split()[:2] for l in open("/proc/meminfo"))
+assert d["cpu"]["capacity"] == os.cpu_count(), d["cpu"]
+assert d["memory"]["capacity"] == int(mem["MemTotal:"].rstrip(":")) * 1024, d["memory"]
+for r in (d["cpu"], d["memory"]):
+    assert r["reclaim_threshold_percent"] in (60, 65), r
+    want = max(0, r["capacity"] - r["safety_margin"] - r["system_used"] - r["hp_used"])
+    assert abs(r["allocatable"] - want) <= 1e-6 * max(1, r["capacity"]), (r, want)
+    assert r["system_used"] >= r["reserved"] and 0 <= r["hp_used"] <= r["pods_used"], r
+# the BE hog is a pod but not high priority: in pods_used, not in hp_used
+assert d["cpu"]["pods_used"] - d["cpu"]["hp_used"] > 0.05, d["cpu"]  # it shares 2 CPUs with other hogs
+assert d["allocatable"]["kubernetes.io/batch-cpu"] == int(d["cpu"]["allocatable"] * 1000), d
+' "$tmp/batch.json"
+check "/metrics has the batch capacity" bash -c '
+	grep -q "^koord_bpf_batch_allocatable_cpus [0-9.e+-]*$" "$1" &&
+	grep -q "^koord_bpf_batch_allocatable_bytes [0-9.e+-]*$" "$1" &&
+	grep -q "^koord_bpf_batch_cpu_cores{part=\"hp_used\"} " "$1"' _ "$tmp/m5"
 check "unknown paths are 404, other methods 405" \
 	bash -c '[ "$(curl -s -o /dev/null -w "%{http_code}" "$1/nope")" = 404 ] &&
 		 [ "$(curl -s -o /dev/null -w "%{http_code}" -X POST "$1/metrics")" = 405 ]' _ "$url"

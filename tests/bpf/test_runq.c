@@ -19,8 +19,8 @@
 #include "testlib.h"
 
 #define WATCH_MS	3000
-#define POD_LS	"kubepods/burstable/pod5f6e3c1a-1111-4a4a-9b9b-0123456789ab/probe"
-#define POD_BE	"kubepods/besteffort/pod7a8b9c0d-2222-4b4b-8c8c-0123456789ab/hog"
+#define POD_LS	test_pod_path(KC_LS, "5f6e3c1a-1111-4a4a-9b9b-0123456789ab", "probe")
+#define POD_BE	test_pod_path(KC_BE, "7a8b9c0d-2222-4b4b-8c8c-0123456789ab", "hog")
 
 static struct cpu_hierarchy hier;
 
@@ -123,13 +123,6 @@ static struct tolerance {
 	int attempts;			/* measurements per scenario */
 	unsigned int min_waits;		/* the probe waited often: at least this many */
 } tol = { 0.02, 2000, 0.001, 2000, 1, WATCH_MS / 4 };
-
-static bool emulated(void)
-{
-	const char *e = getenv("KOORD_TEST_EMULATED");
-
-	return e && !strcmp(e, "1");
-}
 
 /* One measurement: both samples, ftrace's reading and the window between. */
 struct measurement {
@@ -338,7 +331,7 @@ int main(void)
 	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
 		sched_setaffinity(0, sizeof(cpus), &cpus);
 	printf("# cpu hierarchy %s (v%d)\n", hier.root, hier.version);
-	if (emulated()) {
+	if (test_emulated()) {
 		/* Measured under qemu TCG: docs/vm-test.md. */
 		tol = (struct tolerance){ 0.05, 5000, 0.001, 2000 + 250000, 3, WATCH_MS / 10 };
 		printf("# emulated CPU (KOORD_TEST_EMULATED=1): mean within %g%% + %g us, "

@@ -12,15 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include "collector.h"
 #include "log.h"
 #include "suspects.h"
 #include "testlib.h"
 
 #define WATCH_MS	3000
-#define LS_POD		"kubepods/burstable/pod5f6e3c1a-1111-4a4a-9b9b-0123456789ab/"
-#define BE_POD		"kubepods/besteffort/pod7a8b9c0d-2222-4b4b-8c8c-0123456789ab/"
-#define DECOY_POD	"kubepods/besteffort/pod7a8b9c0d-3333-4b4b-8c8c-0123456789ab/"
+#define LS_POD(n)	test_pod_path(KC_LS, "5f6e3c1a-1111-4a4a-9b9b-0123456789ab", n)
+#define BE_POD(n)	test_pod_path(KC_BE, "7a8b9c0d-2222-4b4b-8c8c-0123456789ab", n)
+#define DECOY_POD(n)	test_pod_path(KC_BE, "7a8b9c0d-3333-4b4b-8c8c-0123456789ab", n)
 
 static struct cpu_hierarchy hier;
 
@@ -123,8 +124,8 @@ static __u64 steal_by_others(const struct cg_window *w)
 
 static void attribution(void)
 {
-	char *probe = test_cgroup_make(&hier, LS_POD "probe"), *hog = test_cgroup_make(&hier, BE_POD "hog");
-	char *decoy = test_cgroup_make(&hier, DECOY_POD "decoy");
+	char *probe = test_cgroup_make(&hier, LS_POD("probe")), *hog = test_cgroup_make(&hier, BE_POD("hog"));
+	char *decoy = test_cgroup_make(&hier, DECOY_POD("decoy"));
 	const struct cg_window *pw, *hw, *dw;
 	__u64 infl_all = 0, online_steal = 0, by_others;
 	struct run r;
@@ -187,7 +188,7 @@ static void attribution(void)
 /* After churn (wakeups, preemption, migration, exit), no online task waits anywhere. */
 static void no_drift(void)
 {
-	char *ls = test_cgroup_make(&hier, LS_POD "churn"), *be = test_cgroup_make(&hier, BE_POD "churn");
+	char *ls = test_cgroup_make(&hier, LS_POD("churn")), *be = test_cgroup_make(&hier, BE_POD("churn"));
 	struct cpu_state cs;
 	pid_t pids[12];
 	bool zero = true, sane = true;
@@ -230,26 +231,51 @@ static __u64 throttled_ns(const char *cg)
 	return 0;
 }
 
+/* cfs_rq::throttled_clock_self_time (6.6+): its name among the kernel BTF's strings. */
 static bool kernel_has_throttle_clock(void)
 {
-	/* cfs_rq::throttled_clock_self_time arrived in 6.6 */
-	FILE *f = popen("bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | "
-			"grep -c throttled_clock_self_time", "r");
-	int n = 0;
+	static const char name[] = "throttled_clock_self_time";
+	FILE *f = fopen("/sys/kernel/btf/vmlinux", "r");
+	char *btf = NULL;
+	size_t len = 0, cap = 0, n;
+	bool found;
 
-	if (f) {
-		if (fscanf(f, "%d", &n) != 1)
-			n = 0;
-		pclose(f);
+	while (f) {
+		if (len == cap) {
+			char *p = realloc(btf, cap = cap ? 2 * cap : 1 << 22);
+
+			if (!p)
+				break;
+			btf = p;
+		}
+		n = fread(btf + len, 1, cap - len, f);
+		if (!n)
+			break;
+		len += n;
 	}
-	return n > 0;
+	if (f)
+		fclose(f);
+	found = btf && memmem(btf, len, name, sizeof(name)) != NULL;	/* with its NUL */
+	free(btf);
+	return found;
+}
+
+/* Before 6.18 (task-based throttling) a throttled cfs_rq keeps its tasks on the queue. */
+static bool throttled_tasks_stay_queued(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major < 6 || (major == 6 && minor < 18);
 }
 
 static void self_throttling(void)
 {
-	char *ls = test_cgroup_make(&hier, LS_POD "limited"), *hog = test_cgroup_make(&hier, BE_POD "hog2");
+	char *ls = test_cgroup_make(&hier, LS_POD("limited")), *hog = test_cgroup_make(&hier, BE_POD("hog2"));
 	const struct cg_window *lw, *hw;
-	__u64 t0, t1;
+	__u64 t0, t1, reads;
 	struct run r;
 	int err;
 
@@ -281,15 +307,29 @@ static void self_throttling(void)
 	 * Both count a throttled stretch when it ends; read within a few ms of
 	 * each other they agreed to 0.1 ms here.
 	 */
-	check(fabs((double)lw->steal_ns[ST_THROTTLED] - (t1 - t0)) <= 0.02 * (t1 - t0) + 20e6,
-	      "throttled part matches cpu.stat's throttled time (2%% + 20 ms)");
+	reads = (r.a.mono_end_ns - r.a.mono_ns) + (r.b.mono_end_ns - r.b.mono_ns);
+	check(fabs((double)lw->steal_ns[ST_THROTTLED] - (t1 - t0)) <= 0.02 * (t1 - t0) + 20e6 + reads,
+	      "throttled part matches cpu.stat's throttled time (2%% + 20 ms + the %.0f ms the "
+	      "samples took to read)", reads / 1e6);
 	check(lw->steal_ns[ST_THROTTLED] >= 50e6, "the quota did throttle it (%.1f ms)",
 	      lw->steal_ns[ST_THROTTLED] / 1e6);
 	/*
 	 * The hog is blamed for what the online container lost to BE, not for
 	 * its throttling (6.18 takes a throttled task off the queue; the first
 	 * slice after the quota ran out is still counted, hence the 5%).
+	 * Before 6.18 a throttled group keeps its tasks queued, so they count
+	 * as waiting behind whoever runs: there the blame is bounded by BE's
+	 * part plus the throttled part (docs/metrics.md, "Inflicted").
 	 */
+	if (throttled_tasks_stay_queued()) {
+		printf("# kernel < 6.18: throttled tasks stay queued; the hog's blame includes them\n");
+		check(hw->inflicted_online_ns <=
+		      1.05 * (lw->steal_ns[KC_BE] + lw->steal_ns[ST_THROTTLED]) + 5e6,
+		      "the BE hog's inflicted wait (%.1f ms) is at most what the container lost to BE "
+		      "and to its throttling (%.1f ms)", hw->inflicted_online_ns / 1e6,
+		      (lw->steal_ns[KC_BE] + lw->steal_ns[ST_THROTTLED]) / 1e6);
+		goto out;
+	}
 	check(hw->inflicted_online_ns <= 1.05 * lw->steal_ns[KC_BE] + 5e6,
 	      "the BE hog's inflicted wait (%.1f ms) is what the container lost to BE (%.1f ms), "
 	      "not its throttled time", hw->inflicted_online_ns / 1e6, lw->steal_ns[KC_BE] / 1e6);
@@ -301,7 +341,7 @@ out:
 
 static void rate_limit(void)
 {
-	char *probe = test_cgroup_make(&hier, LS_POD "probe3"), *hog = test_cgroup_make(&hier, BE_POD "hog3");
+	char *probe = test_cgroup_make(&hier, LS_POD("probe3")), *hog = test_cgroup_make(&hier, BE_POD("hog3"));
 	__u64 dropped, long_waits, limit;
 	unsigned int per_sec = 10;
 	struct run r;
@@ -324,7 +364,20 @@ static void rate_limit(void)
 	check(r.long_waits_seen > 0 && r.long_waits_seen <= limit,
 	      "records stay bounded (%llu <= %llu)", (unsigned long long)r.long_waits_seen,
 	      (unsigned long long)limit);
-	check(r.long_waits_seen + dropped == long_waits, "records + dropped = long waits");
+	if (test_emulated()) {
+		/*
+		 * Under emulation a sample's per-CPU reads spread over 20-270 ms;
+		 * waits ending meanwhile may fall on either side of it.
+		 */
+		double edge = (double)long_waits / (WATCH_MS / 1e3) *
+			      ((r.a.mono_end_ns - r.a.mono_ns) + (r.b.mono_end_ns - r.b.mono_ns)) / 1e9;
+
+		check(fabs((double)(r.long_waits_seen + dropped) - long_waits) <= edge + 2,
+		      "records + dropped = long waits, within the waits that ended while a sample "
+		      "was read (%.0f)", edge);
+	} else {
+		check(r.long_waits_seen + dropped == long_waits, "records + dropped = long waits");
+	}
 	finish(&r);
 	free(probe);
 	free(hog);

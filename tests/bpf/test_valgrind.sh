@@ -9,7 +9,6 @@ set -u
 cd "$(dirname "$0")/../.."
 bin=build/koord-bpf
 . tests/lib/testlib.sh
-if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root"; exit 77; fi
 if ! command -v valgrind >/dev/null; then echo "valgrind missing: run scripts/deps.sh"; exit 1; fi
 
 tmp=$(mktemp -d /tmp/koord-valgrind-XXXXXX)

@@ -13,8 +13,9 @@ fail=0 n=0 start=$(date +%s)
 # Longest input worth trying per parser (their inputs are small files).
 max_len() {
 	case $1 in
+	podlist|nodemanager) echo 65536 ;;
 	config|journal) echo 16384 ;;
-	mountinfo|meminfo) echo 8192 ;;
+	mountinfo|meminfo|memstat) echo 8192 ;;
 	classify) echo 4096 ;;
 	*) echo 256 ;;
 	esac

@@ -118,6 +118,41 @@ char *test_cgroup_make(const struct cpu_hierarchy *h, const char *rel)
 	return out;
 }
 
+const char *test_pod_path(enum koord_class qos, const char *uid, const char *name)
+{
+	static char buf[8][512];
+	static unsigned int i;
+	const char *layout = getenv("KOORD_TEST_LAYOUT");
+	const char *tier = qos == KC_LS ? "burstable" : qos == KC_BE ? "besteffort" : NULL;
+	char *out = buf[i++ % 8], uid_[64];
+	size_t k;
+
+	if (layout && !strcmp(layout, "systemd")) {
+		/* systemd spells the UID with '_' and names containers after the runtime */
+		for (k = 0; uid[k] && k < sizeof(uid_) - 1; k++)
+			uid_[k] = uid[k] == '-' ? '_' : uid[k];
+		uid_[k] = '\0';
+		if (tier)
+			snprintf(out, 512, "kubepods.slice/kubepods-%s.slice/kubepods-%s-pod%s.slice/"
+				 "cri-containerd-%s.scope", tier, tier, uid_, name);
+		else
+			snprintf(out, 512, "kubepods.slice/kubepods-pod%s.slice/cri-containerd-%s.scope",
+				 uid_, name);
+	} else if (tier) {
+		snprintf(out, 512, "kubepods/%s/pod%s/%s", tier, uid, name);
+	} else {
+		snprintf(out, 512, "kubepods/pod%s/%s", uid, name);
+	}
+	return out;
+}
+
+bool test_emulated(void)
+{
+	const char *e = getenv("KOORD_TEST_EMULATED");
+
+	return e && !strcmp(e, "1");
+}
+
 static void cgroup_file(const struct cpu_hierarchy *h, const char *rel, const char *file,
 			char *buf, size_t len)
 {

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include "cgroup.h"
+#include "../bpf/koord.h"
 
 /* Record one assertion; prints "ok"/"not ok" with the message. */
 bool check(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -29,6 +30,15 @@ int cgroup_write(const struct cpu_hierarchy *h, const char *rel, const char *fil
 int cgroup_read(const struct cpu_hierarchy *h, const char *rel, const char *file, char *buf, size_t len);
 /* Inode (= BPF cgroup id) of @rel. */
 __u64 cgroup_id(const struct cpu_hierarchy *h, const char *rel);
+/*
+ * Container @name of a pod (@uid, a UUID) of class @qos (KC_LS: burstable,
+ * KC_BE: besteffort, else guaranteed), relative to the test base, in the
+ * kubelet layout KOORD_TEST_LAYOUT names: "cgroupfs" (default) or "systemd"
+ * (the VM self-test). A static buffer, one of 8 in turn.
+ */
+const char *test_pod_path(enum koord_class qos, const char *uid, const char *name);
+/* Under an emulated CPU (KOORD_TEST_EMULATED=1: qemu TCG in the VM self-test)? */
+bool test_emulated(void);
 /* Remove the test tree (kills what still runs there first). */
 void test_cgroup_cleanup(void);
 

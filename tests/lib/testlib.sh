@@ -1,18 +1,10 @@
-# Shell helpers of the BPF tests (sourced; the caller has cd'ed to the project root).
-pass=0 fail=0
-
-check() { # check DESCRIPTION COMMAND...: run it, count and print ok / not ok
-	local d=$1; shift
-	if "$@"; then echo "ok - $d"; pass=$((pass + 1)); else echo "not ok - $d"; fail=$((fail + 1)); fi
-}
+# More helpers of the shell BPF tests, on top of tests/bpf/lib.sh (check, the
+# root requirement, $pids and stop_pids, free_port); sourced from the project root.
+. tests/bpf/lib.sh
 
 summary() { # summary NAME: the counts, and the exit status
 	echo "$1: $pass passed, $fail failed"
 	[ $fail -eq 0 ]
-}
-
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 cpu_root() { # the hierarchy carrying the cpu controller, as the collector finds it
@@ -46,13 +38,11 @@ stop_clean() { # stop_clean PID LOG: SIGTERM; it must exit 0 with no error or wa
 
 # At exit: what the test started ($pids) is killed, its cgroup tree ($cgdir
 # below $root) and $tmp removed.
-pids=() cgdir= root= tmp=
+cgdir= root= tmp=
 cleanup() {
-	local p
 	# a forked child that got a signal before its exec runs the traps too: not here
 	[ "$BASHPID" = "$$" ] || exit 1
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	stop_pids
 	remove_tree "$cgdir" "$root"
 	[ -n "$tmp" ] && rm -rf "$tmp"
 }

@@ -59,6 +59,7 @@ static void assert_defaults(const struct koord_config *c)
 	assert_int_equal(c->rules.n, 0);
 	assert_null(c->rules.v);
 	assert_true(c->be_wakeup_priority);
+	assert_true(c->react_on_long_waits);
 	assert_double(c->reserved_cpus, 0);
 	assert_int_equal(c->suppress_smoothing_windows, 3);
 
@@ -84,6 +85,22 @@ static void assert_defaults(const struct koord_config *c)
 	assert_int_equal(c->eviction.max_per_minute, 2);
 	assert_double(c->eviction.cool_down_s, 20);
 	assert_double(c->eviction.culprit_at_floor_s, 120);
+
+	assert_int_equal(c->batch.cpu_reclaim_threshold_percent, 60);
+	assert_int_equal(c->batch.memory_reclaim_threshold_percent, 65);
+	assert_int_equal(c->batch.aggregate_seconds, 300);
+	assert_double(c->batch.reserved_memory_bytes, 0);
+
+	assert_string_equal(c->kubelet.url, "");
+	assert_string_equal(c->kubelet.token_file, "/var/run/secrets/kubernetes.io/serviceaccount/token");
+	assert_string_equal(c->kubelet.ca_file, "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
+	assert_false(c->kubelet.insecure);
+	assert_double(c->kubelet.interval_s, 10);
+	assert_double(c->kubelet.timeout_s, 5);
+
+	assert_string_equal(c->yarn.nm_url, "");
+	assert_double(c->yarn.interval_s, 10);
+	assert_double(c->yarn.timeout_s, 5);
 }
 
 /* A refused text: the whole message, and the struct back at its defaults. */
@@ -388,6 +405,10 @@ static void test_types(void **state)
 	BAD(KB({"listen": "localhost"}), "koordBPF.listen: must be HOST:PORT, got \"localhost\"");
 	BAD(KB({"stateDir": "var/lib"}),
 	    "koordBPF.stateDir: must be an absolute path, got \"var/lib\"");
+	BAD(KB({"kubelet": {"url": "ftp://x/pods"}}),
+	    "koordBPF.kubelet.url: must be \"\" (off) or an http:// or https:// URL, got \"ftp://x/pods\"");
+	BAD(KB({"kubelet": {"caFile": "ca.crt"}}),
+	    "koordBPF.kubelet.caFile: must be an absolute path, got \"ca.crt\"");
 	BAD(KB({"beWakeupPriority": null, "throttle": {"enable": 0}}),
 	    "koordBPF.throttle.enable: must be true or false, got 0");
 	BAD(KB({"suppressSmoothingWindows": [3]}),
@@ -463,6 +484,15 @@ static void test_ranges(void **state)
 		{ "koordBPF.interference.beStealPercent", "100.5", "in (0, 100]" },
 		{ "koordBPF.interference.sustainedWindows", "0", "in [1, 600]" },
 		{ "koordBPF.interference.sustainedWindows", "601", "in [1, 600]" },
+		{ "koordBPF.batch.cpuReclaimThresholdPercent", "-1", "in [0, 100]" },
+		{ "koordBPF.batch.memoryReclaimThresholdPercent", "101", "in [0, 100]" },
+		{ "koordBPF.batch.metricAggregateDurationSeconds", "0", "in [1, 3600]" },
+		{ "koordBPF.batch.metricAggregateDurationSeconds", "3601", "in [1, 3600]" },
+		{ "koordBPF.batch.reservedMemoryBytes", "-1", ">= 0" },
+		{ "koordBPF.kubelet.intervalSeconds", "0.5", "in [1, 3600]" },
+		{ "koordBPF.kubelet.timeoutSeconds", "0", "in (0, 60]" },
+		{ "koordBPF.yarn.intervalSeconds", "0", "in [1, 3600]" },
+		{ "koordBPF.yarn.timeoutSeconds", "61", "in (0, 60]" },
 		{ "koordBPF.throttle.cutFactor", "0", "in (0, 1)" },
 		{ "koordBPF.throttle.cutFactor", "1", "in (0, 1)" },
 		{ "koordBPF.throttle.cutFactor", "1.5", "in (0, 1)" },

@@ -212,6 +212,31 @@ static void exact_output(void **state)
 #undef L
 
 /* Quote, backslash and newline in a cgroup name are escaped; bad UTF-8 becomes U+FFFD. */
+/* The kubelet's namespace and pod name, when known, follow the path's labels. */
+static void pod_labels(void **state)
+{
+	struct fixture *fx = *state;
+	__u64 named = mkcg(fx, "/named"), plain = mkcg(fx, "/plain");
+	struct container *c;
+
+	scan(fx);
+	c = (struct container *)container_table_get(&fx->t, named);
+	snprintf(c->ident.namespace, sizeof(c->ident.namespace), "shop");
+	snprintf(c->ident.pod_name, sizeof(c->ident.pod_name), "web-\"0\"");
+	sample_add(&fx->b, named)->s.cpu_ns = 1000000000;
+	sample_add(&fx->b, plain)->s.cpu_ns = 1000000000;
+	sample_sort(&fx->b);
+	assert_int_equal(exporter_update(&fx->e, NULL, &fx->b), 0);
+	render(fx, NULL);
+	assert_non_null(strstr(fx->out,
+		"koord_bpf_cpu_seconds_total{cgroup=\"/named\",qos=\"SYSTEM\",pod_uid=\"\","
+		"container_id=\"\",namespace=\"shop\",pod=\"web-\\\"0\\\"\"} 1\n"));
+	assert_non_null(strstr(fx->out,
+		"koord_bpf_cpu_seconds_total{cgroup=\"/plain\",qos=\"SYSTEM\",pod_uid=\"\","
+		"container_id=\"\"} 1\n"));
+	assert_null(strstr(fx->out, "namespace=\"\""));
+}
+
 static void label_escaping(void **state)
 {
 	struct fixture *fx = *state;
@@ -404,6 +429,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(exact_output, setup, teardown),
 		cmocka_unit_test_setup_teardown(label_escaping, setup, teardown),
+		cmocka_unit_test_setup_teardown(pod_labels, setup, teardown),
 		cmocka_unit_test(le_are_bucket_bounds),
 		cmocka_unit_test_setup_teardown(histogram_buckets, setup, teardown),
 		cmocka_unit_test_setup_teardown(hardware_counters, setup, teardown),

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""koord-bpf benchmark, issue 7 item 4: reaction time, from the moment a BE hog
+starts next to an online probe to (a) the first detection and (b) the first
+enforcement write; run by `sudo make bench-reaction`.
+
+An online probe (build/bench/koord-bench-work server: sleeps 1 ms, works
+300 us, pinned to CPU 0) runs in a burstable pod of a kubepods-shaped tree
+(/koord-bench-PID/kubepods). For each run a fresh build/koord-bpf is started
+with enforcement at default settings (resourceUsedThresholdWithBE.enable,
+cgroupRoots the tree's kubepods), and waits --warmup periods plus a random
+fraction of a period (so that t0 falls anywhere in a period). At t0
+(CLOCK_MONOTONIC) a besteffort pod is made with a CPU hog pinned to CPU 0:
+
+- (a) detection: the first time /api/containers (polled every 20 ms) lists the
+  hog's cgroup among `suspects`;
+- (b) the first enforcement write: the first time the BE root's cpu.idle reads
+  1 (polled every 1 ms).
+
+Two cases: "new BE root", the besteffort QoS level does not exist before t0
+(made with the pod: the daemon must find it, then write); "BE root idle
+before", it existed and the daemon made it a SCHED_IDLE group at start, so the
+new pod is covered the moment it is made (no write is needed; only (a) is
+measured). The probe reports every wake-up 5 ms or more late ("late"), the
+long waits the collector's ring buffer would carry: the first one after t0
+bounds what detection driven by those records, which the daemon does not have,
+could achieve. Runs alternate the periods (--periods) and the cases.
+"""
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cgbench			# noqa: E402
+from bench import busy_processes, fmt_spread, log, median	# noqa: E402
+
+BUDGET_MS = 1000.0
+LONG_WAIT_US = 5000		# the collector's default --long-wait
+
+
+class Probe:
+    """The online server; the CLOCK_MONOTONIC times of its long waits."""
+
+    def __init__(self, cgroup):
+        self.late = []
+        self.proc = cgbench.spawn([cgbench.WORK, "server", "1000", "300", str(LONG_WAIT_US)],
+                                  cgroup=cgroup, cpu=0, stdout=subprocess.PIPE, text=True)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:		# "late T_NS US"
+            self.late.append(int(line.split()[1]))
+
+    def first_late_after(self, t0):
+        return next((t for t in self.late if t >= t0), None)
+
+
+def poll_idle(path, t0, until, out):
+    """Every 1 ms until @until: the first time @path reads 1, in ms after @t0."""
+    while time.monotonic_ns() < until:
+        if cgbench.read_file(path) == "1":
+            out["write_ms"] = (time.monotonic_ns() - t0) / 1e6
+            return
+        time.sleep(0.001)
+
+
+def one_run(tree, probe, period, case, react, a, out):
+    """One daemon, one hog: {detect_ms, write_ms, long_wait_ms, ...}. @react: reactOnLongWaits."""
+    be_root = os.path.join(tree.kubepods, "besteffort")
+    if case == "idle-before":
+        tree.mkdir("kubepods/besteffort")
+    cfg = {"resourceUsedThresholdWithBE": {"enable": True},
+           "koordBPF": {"cgroupRoots": [tree.relpath(tree.kubepods)],
+                        "reactOnLongWaits": react == "on"}}
+    d = cgbench.Daemon(out, cfg, ["--period", str(period)], a.koord)
+    res = {"period": period, "case": case, "react": react, "load": busy_processes()["loadavg"]}
+    hog = None
+    try:
+        d.wait_ready()
+        time.sleep(a.warmup * period + random.uniform(0, period))
+        if case == "idle-before":
+            res["idle_before"] = cgbench.read_file(os.path.join(be_root, "cpu.idle")) == "1"
+        t0 = time.monotonic_ns()
+        until = t0 + int(a.timeout * 1e9)
+        ctr = tree.pod("besteffort", "hog")
+        hog = cgbench.spawn([cgbench.WORK, "hog"], cgroup=ctr, cpu=0)
+        res["hog_started_ms"] = (time.monotonic_ns() - t0) / 1e6
+        poller = None
+        if case == "new-root":
+            poller = threading.Thread(target=poll_idle,
+                                      args=(os.path.join(be_root, "cpu.idle"), t0, until, res))
+            poller.start()
+        rel = tree.relpath(ctr)
+        while time.monotonic_ns() < until and "detect_ms" not in res:
+            status, body = d.get("/api/containers", 1)
+            if status == 200 and any(s["cgroup"] == rel for s in
+                                     json.loads(body).get("suspects") or []):
+                res["detect_ms"] = (time.monotonic_ns() - t0) / 1e6
+                break
+            time.sleep(0.02)
+        if poller:
+            poller.join()
+        late = probe.first_late_after(t0)
+        res["long_wait_ms"] = (late - t0) / 1e6 if late else None
+    finally:
+        if hog:
+            cgbench.stop(hog)
+        rc = d.stop()		# puts cpu.idle back
+        # the next run starts again without a besteffort pod (and, for new-root, without the level)
+        for pod in os.listdir(be_root) if os.path.isdir(be_root) else []:
+            if pod.startswith("pod"):
+                os.rmdir(os.path.join(be_root, pod, "hog"))
+                os.rmdir(os.path.join(be_root, pod))
+        if os.path.isdir(be_root):
+            os.rmdir(be_root)
+    if rc:
+        raise RuntimeError(f"koord-bpf exited with {rc}; see {d.log}")
+    return res
+
+
+def verdict(ms):
+    return "PASS" if ms is not None and ms <= BUDGET_MS else "OVER"
+
+
+def report(runs, periods, reacts):
+    lines = ["| period s | reactOnLongWaits | case | (a) detection ms, median [min..max] | (b) first write ms | "
+             "budget ≤ 1000 ms (a / b) | probe's first ≥ 5 ms wait after t0, ms | runs | "
+             "load average |", "|---|---|---|---|---|---|---|---|---|"]
+    verdicts = []
+    for p, react, case in ((p, r, c) for p in periods for r in reacts
+                           for c in ("new-root", "idle-before")):
+        rs = [r for r in runs if r["period"] == p and r["case"] == case and
+              r.get("react", "on") == react]
+        if not rs:
+            continue
+        det = [r["detect_ms"] for r in rs if "detect_ms" in r]
+        wr = [r["write_ms"] for r in rs if "write_ms" in r]
+        lw = [r["long_wait_ms"] for r in rs if r.get("long_wait_ms") is not None]
+        missed = len(rs) - len(det)
+        v = {"period": p, "react": react, "case": case, "detect_ms": median(det) if det else None,
+             "write_ms": median(wr) if wr else None}
+        # a run that never detected (or never wrote) within the timeout is over budget
+        v["detect"] = verdict(v["detect_ms"]) if not missed else "OVER"
+        if case == "new-root":
+            v["write"] = verdict(v["write_ms"]) if len(wr) == len(rs) else "OVER"
+            wcell = fmt_spread(wr)
+        else:
+            before = sum(r.get("idle_before", False) for r in rs)
+            v["write"] = "PASS" if before == len(rs) else "OVER"
+            wcell = f"none needed: BE root idle before t0 in {before}/{len(rs)} runs"
+        verdicts.append(v)
+        loads = [float(r["load"].split()[0]) for r in rs]
+        lines.append(f"| {p:g} | {react} | {case} | {fmt_spread(det)}"
+                     f"{f' ({missed} not detected)' if missed else ''} | {wcell} | "
+                     f"{v['detect']} / {v['write']} | "
+                     f"{fmt_spread(lw) if lw else 'none'} ({len(lw)}/{len(rs)} runs) | "
+                     f"{len(rs)} | {fmt_spread(loads, 1)} |")
+    return lines, verdicts
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(cgbench.ROOT, "build", "bench"))
+    ap.add_argument("--runs", type=int, default=10, help="runs per period and case (default 10)")
+    ap.add_argument("--periods", default="1,0.2",
+                    help="daemon periods in seconds, comma-separated (default: %(default)s)")
+    ap.add_argument("--cases", default="new-root,idle-before")
+    ap.add_argument("--react", default="on,off",
+                    help="reactOnLongWaits settings to compare (default: %(default)s)")
+    ap.add_argument("--warmup", type=int, default=2, help="periods before t0 (default 2)")
+    ap.add_argument("--timeout", type=float, default=10.0,
+                    help="seconds to wait for detection and the write (default 10)")
+    a = cgbench.parse_args(ap, "reaction")
+    periods = [float(x) for x in a.periods.split(",")]
+    cases = a.cases.split(",")
+    reacts = a.react.split(",")
+    os.makedirs(a.out, exist_ok=True)
+    cgbench.on_signals()
+    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    runs = []
+    try:
+        tree = cgbench.Tree()
+        probe = Probe(tree.pod("burstable", "probe"))
+        combos = [(p, c, r) for p in periods for c in cases for r in reacts]
+        for i in range(a.runs):
+            # interleaved: every period and case once per round, the order rotating
+            for p, c, rc in combos[i % len(combos):] + combos[:i % len(combos)]:
+                r = one_run(tree, probe, p, c, rc, a, a.out)
+                runs.append(r)
+                log(f"reaction run {i + 1}/{a.runs}, period {p:g} s, {c}, react {rc}: detection "
+                    f"{r.get('detect_ms', float('nan')):.0f} ms, write "
+                    f"{r.get('write_ms', float('nan')):.0f} ms, first long wait "
+                    f"{r['long_wait_ms'] if r['long_wait_ms'] is not None else float('nan'):.0f} ms"
+                    f" (load {r['load']})")
+    except KeyboardInterrupt:
+        log("interrupted: cleaning up")
+        sys.exit(130)
+    finally:
+        cgbench.cleanup()
+    lines, verdicts = report(runs, periods, reacts)
+    head = [f"Run {started} .. {time.strftime('%H:%M:%S UTC', time.gmtime())}, {a.runs} runs per "
+            f"period and case, interleaved; {os.cpu_count()} CPUs, kernel {os.uname().release}.", ""]
+    text = "\n".join(head + lines) + "\n"
+    with open(os.path.join(a.out, "reaction.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(a.out, "reaction.json"), "w") as f:
+        json.dump({"started": started, "args": vars(a), "runs": runs, "verdicts": verdicts},
+                  f, indent=1)
+    print(text)
+    log(f"written {a.out}/reaction.md and reaction.json")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# koord-bpf in a cluster, from the outside: a stand-in kubelet (HTTPS on
+# loopback, a certificate made here, recorded PodList) and a stand-in YARN
+# NodeManager (plain HTTP, recorded containers) beside pods and a YARN task in
+# kubepods-like cgroups. The pods' labels override the cgroup classes, series
+# carry namespace and pod, a YARN task gets its request, /api/batch counts a
+# koord-batch pod as batch; when the kubelet goes away the daemon goes on and
+# says so in /healthz and /metrics.
+set -u
+cd "$(dirname "$0")/../.."
+bin=${KOORD_BPF_BIN:-build/koord-bpf}	# the sanitized build sets it
+data=tests/unit/data
+. tests/bpf/lib.sh
+
+tmp=$(mktemp -d /tmp/koord-cluster-test-XXXXXX)
+cgdir=
+cleanup() {
+	[ "$BASHPID" = "$$" ] || exit 1
+	stop_pids
+	[ -n "$cgdir" ] && [ -d "$cgdir" ] && find "$cgdir" -depth -type d -exec rmdir {} \; 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+until_true() { # until_true SECONDS COMMAND...: poll every 0.1 s
+	local i n=$(( $1 * 10 )); shift
+	for i in $(seq "$n"); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+metric() { # metric FILE SERIES: its value
+	awk -v s="$2" 'index($0, s " ") == 1 { print $NF }' "$1"
+}
+
+# ---- the stand-ins ----
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/k.key" -out "$tmp/k.crt" >/dev/null 2>&1
+echo s3cret > "$tmp/token"
+python3 $data/kubelet_server.py "$tmp/k.crt" "$tmp/k.key" s3cret $data "$tmp/port" &
+kubelet=$!
+pids+=($kubelet)
+mkdir -p "$tmp/nm/ws/v1/node" && cp $data/nm-containers.json "$tmp/nm/ws/v1/node/containers"
+nm_port=$(free_port)
+(cd "$tmp/nm" && exec python3 -m http.server "$nm_port" --bind 127.0.0.1 >/dev/null 2>&1) &
+pids+=($!)
+check "the stand-in kubelet listens" until_true 10 test -s "$tmp/port"
+kport=$(cat "$tmp/port")
+
+# ---- the workload: pods of the recorded PodList, a YARN task ----
+root=$(build/koord-interference -d 0.1 --json 2>/dev/null |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["hierarchy"]["root"])')
+rel=/koord-cluster-test-$$
+cgdir=$root$rel
+lse=$rel/kubepods/burstable/pod11111111-0000-0000-0000-000000000002/c1	# qosClass LSE
+typo=$rel/kubepods/burstable/pod11111111-0000-0000-0000-000000000004/c4	# qosClass "lse"
+batch=$rel/kubepods/besteffort/pod11111111-0000-0000-0000-000000000003/c3	# koord-batch
+etl=$rel/kubepods/burstable/pod11111111-0000-0000-0000-000000000007/c7	# LS, koord-batch
+yarn=$rel/hadoop-yarn/container_e02_1700000000000_0042_03_000007
+for c in "$lse" "$typo" "$batch" "$yarn"; do
+	mkdir -p "$root$c"
+	# mostly asleep: it runs and waits every few ms without loading the machine
+	(echo 0 > "$root$c/cgroup.procs" && exec timeout 120 sh -c 'while :; do sleep 0.005; done') &
+	pids+=($!)
+done
+mkdir -p "$root$etl"	# busy: what decides whether it counts as high priority
+(echo 0 > "$root$etl/cgroup.procs" && exec timeout 30 sh -c 'while :; do :; done') &
+pids+=($!)
+
+port=$(free_port)
+cat > "$tmp/config.json" <<JSON
+{"koordBPF": {"listen": "127.0.0.1:$port",
+  "kubelet": {"url": "https://\${KOORD_TEST_HOST}:$kport/pods", "tokenFile": "$tmp/token",
+              "caFile": "$tmp/k.crt", "intervalSeconds": 1},
+  "yarn": {"nodeManagerURL": "http://127.0.0.1:$nm_port/ws/v1/node/containers", "intervalSeconds": 1},
+  "batch": {"metricAggregateDurationSeconds": 2}}}
+JSON
+KOORD_TEST_HOST=127.0.0.1 $bin --config "$tmp/config.json" --period 0.5 --max-containers 65536 \
+	2>"$tmp/daemon.err" &
+daemon=$!
+pids+=($daemon)
+url=http://127.0.0.1:$port
+scrape() { curl -s --max-time 5 -o "$tmp/m" "$url/metrics" && [ "$(metric "$tmp/m" koord_bpf_kubelet_up)" = 1 ]; }
+check "the daemon starts and reads the kubelet" until_true 30 scrape
+sleep 1.5	# the next walk applies the list, NodeManager's too
+curl -s --max-time 5 -o "$tmp/m" "$url/metrics"
+check "the exposition is valid" python3 tests/bpf/promcheck.py --prefix koord_bpf_ "$tmp/m"
+check "7 pods listed" [ "$(metric "$tmp/m" koord_bpf_kubelet_pods)" = 7 ]
+check "qosClass LSE overrides burstable; namespace and pod labels" grep -qF \
+	"koord_bpf_cpu_seconds_total{cgroup=\"$lse\",qos=\"LSE\",pod_uid=\"11111111-0000-0000-0000-000000000002\",container_id=\"c1\",namespace=\"default\",pod=\"cache\"} " "$tmp/m"
+check "an unknown qosClass is unclassified, not online" grep -qF \
+	"koord_bpf_cpu_seconds_total{cgroup=\"$typo\",qos=\"UNCLASSIFIED\"," "$tmp/m"
+check "... and logged once" [ "$(grep -c 'unknown koordinator.sh/qosClass "lse"' "$tmp/daemon.err")" = 1 ]
+check "NodeManager listed its containers" [ "$(metric "$tmp/m" koord_bpf_nodemanager_containers)" = 2 ]
+
+curl -s --max-time 5 -o "$tmp/api.json" "$url/api/containers"
+check "the YARN task: its application, attempt and NodeManager's request" python3 -c '
+import json, sys
+by = {c["cgroup"]: c for c in json.load(open(sys.argv[1]))["containers"]}
+y = by[sys.argv[2]]["yarn"]
+assert y == {"application_id": "application_1700000000000_0042", "attempt_id":
+             "appattempt_1700000000000_0042_000003", "epoch": 2, "container": 7,
+             "vcores": 2, "memory_mb": 4096}, y
+c = by[sys.argv[3]]
+assert (c["namespace"], c["pod"], c["qos"]) == ("batch", "spark-exec", "BE"), c
+' "$tmp/api.json" "$yarn" "$batch"
+curl -s --max-time 5 -o "$tmp/batch.json" "$url/api/batch"
+check "/api/batch: a koord-batch burstable pod is not high priority, the LSE pod counts at request" python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["cpu"]
+# high priority: the LSE pod "cache" at its request, 3.1 cores, and the mostly asleep others;
+# the busy LS pod of koord-batch priority is in pods_used, and by its class alone it would be
+# in hp_used too
+assert c["pods_used"] > 0.3 and 3.1 <= c["hp_used"] < 3.3, c
+' "$tmp/batch.json"
+
+# ---- the kubelet goes away ----
+kill $kubelet; wait $kubelet 2>/dev/null
+down() { curl -s --max-time 5 -o "$tmp/m" "$url/metrics" && [ "$(metric "$tmp/m" koord_bpf_kubelet_up)" = 0 ]; }
+check "kubelet unreachable: koord_bpf_kubelet_up 0" until_true 10 down
+check "/healthz still 200 and says so" bash -c '
+	[ "$(curl -s -o "$2/h" -w "%{http_code}" --max-time 5 "$1/healthz")" = 200 ] &&
+	grep -q "^ok; kubelet unreachable (.*): classes from the cgroups$" "$2/h"' _ "$url" "$tmp"
+sleep 1
+curl -s --max-time 5 -o "$tmp/m" "$url/metrics"
+check "the last good list still names the pods" grep -qF "namespace=\"default\",pod=\"cache\"" "$tmp/m"
+check "the exposition is still valid" python3 tests/bpf/promcheck.py --prefix koord_bpf_ "$tmp/m"
+
+kill -TERM $daemon; wait $daemon; rc=$?
+check "SIGTERM: exit 0" [ "$rc" -eq 0 ]
+check "no error on stderr but the qosClass one" bash -c \
+	'! grep -v "unknown koordinator.sh/qosClass\|kubelet: https://" "$1" | grep -qi "error\|warn" || { cat "$1"; false; }' \
+	_ "$tmp/daemon.err"
+echo "test_cluster: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Checks deploy/: the manifests parse, and hold what koord-bpf relies on.
+
+    test_manifests.py [--koord-bpf BINARY]   check deploy/koord-bpf.yaml and deploy/Dockerfile;
+        with BINARY also run `BINARY --check-config` on the ConfigMap's JSON
+
+Every rule is also run against a broken copy of the manifests, which it must refuse, so a
+checker that stopped checking would fail here.
+"""
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import yaml  # Debian: python3-yaml
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
+MANIFESTS = os.path.join(ROOT, 'deploy', 'koord-bpf.yaml')
+DOCKERFILE = os.path.join(ROOT, 'deploy', 'Dockerfile')
+# What the daemon needs, measured by dropping capabilities (docs/deploy.md).
+ALLOWED_CAPS = {'BPF', 'PERFMON', 'KILL', 'SYS_RESOURCE'}
+REQUIRED_CAPS = {'BPF', 'PERFMON'}
+HOST_PATHS = {'/sys/fs/cgroup': False, '/sys/fs/bpf': False, '/sys/kernel/btf': True,
+              '/var/lib/koord-bpf': False}   # path: mounted read-only
+
+
+class Bad(Exception):
+    pass
+
+
+def need(cond, what):
+    if not cond:
+        raise Bad(what)
+
+
+def one(docs, kind):
+    found = [d for d in docs if d.get('kind') == kind]
+    need(len(found) == 1, 'want one %s, found %d' % (kind, len(found)))
+    return found[0]
+
+
+def check(docs):
+    for d in docs:
+        need(isinstance(d, dict) and d.get('apiVersion') and d.get('kind'), 'a document without apiVersion/kind')
+        need(d.get('metadata', {}).get('name'), '%s without metadata.name' % d['kind'])
+    ns = one(docs, 'Namespace')['metadata']['name']
+    sa = one(docs, 'ServiceAccount')
+    role = one(docs, 'ClusterRole')
+    binding = one(docs, 'ClusterRoleBinding')
+    cm = one(docs, 'ConfigMap')
+    ds = one(docs, 'DaemonSet')
+    for d in (sa, cm, ds):
+        need(d['metadata'].get('namespace') == ns, '%s not in namespace %s' % (d['kind'], ns))
+    need(ds['apiVersion'] == 'apps/v1', 'DaemonSet apiVersion')
+
+    # RBAC: exactly a read of nodes/proxy (the kubelet's /pods), bound to the pod's account
+    need(any('' in r.get('apiGroups', []) and 'nodes/proxy' in r.get('resources', []) and
+             'get' in r.get('verbs', []) for r in role['rules']), 'ClusterRole lacks get nodes/proxy')
+    for r in role['rules']:
+        need(set(r.get('verbs', [])) <= {'get', 'list', 'watch'}, 'ClusterRole grants writes: %s' % r)
+        need('*' not in r.get('resources', []), 'ClusterRole grants every resource')
+    need(binding['roleRef'] == {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole',
+                                'name': role['metadata']['name']}, 'binding does not name the role')
+    need({'kind': 'ServiceAccount', 'name': sa['metadata']['name'], 'namespace': ns} in binding['subjects'],
+         'binding does not name the service account')
+
+    spec = ds['spec']
+    tmpl = spec['template']
+    pod = tmpl['spec']
+    sel = spec['selector']['matchLabels']
+    need(sel and all(tmpl['metadata'].get('labels', {}).get(k) == v for k, v in sel.items()),
+         'selector does not match the template labels')
+    need(pod.get('serviceAccountName') == sa['metadata']['name'], 'pod does not use the service account')
+    need(pod.get('hostPID') is True, 'hostPID must be true (v1 eviction signals host pids)')
+    need(not pod.get('hostNetwork'), 'hostNetwork is not needed')
+    need(len(pod['containers']) == 1, 'one container')
+    c = pod['containers'][0]
+
+    # security: not privileged, only the capabilities named
+    sc = c.get('securityContext', {})
+    need(sc.get('privileged') is False, 'privileged must be false')
+    need(sc.get('allowPrivilegeEscalation') is False, 'allowPrivilegeEscalation must be false')
+    need(sc.get('readOnlyRootFilesystem') is True, 'readOnlyRootFilesystem must be true')
+    caps = sc.get('capabilities', {})
+    need(caps.get('drop') == ['ALL'], 'capabilities must drop ALL')
+    add = set(caps.get('add', []))
+    need(REQUIRED_CAPS <= add, 'capabilities lack %s' % sorted(REQUIRED_CAPS - add))
+    need(add <= ALLOWED_CAPS, 'capabilities not needed: %s' % sorted(add - ALLOWED_CAPS))
+
+    # host paths, each mounted where the daemon looks
+    vols = {v['name']: v for v in pod['volumes']}
+    mounts = {m['mountPath']: m for m in c['volumeMounts']}
+    for path, ro in HOST_PATHS.items():
+        m = mounts.get(path)
+        need(m, 'nothing mounted at %s' % path)
+        v = vols.get(m['name'], {})
+        need(v.get('hostPath', {}).get('path') == path, '%s is not the host\'s %s' % (m['name'], path))
+        need(bool(m.get('readOnly')) == ro, '%s must be mounted %s' % (path, 'read-only' if ro else 'writable'))
+
+    # the config: the ConfigMap's key is the file --config names, and it agrees with the pod
+    args = c.get('args', [])
+    need('--config' in args, 'no --config argument')
+    cfg_path = args[args.index('--config') + 1]
+    cm_mount = [m for m in c['volumeMounts'] if vols.get(m['name'], {}).get('configMap', {}).get('name') ==
+                cm['metadata']['name']]
+    need(len(cm_mount) == 1, 'the ConfigMap is not mounted')
+    key = os.path.relpath(cfg_path, cm_mount[0]['mountPath'])
+    need(key in cm['data'], '--config %s is not a key of the ConfigMap' % cfg_path)
+    cfg = json.loads(cm['data'][key])
+    kb = cfg.get('koordBPF', {})
+    host, _, port = kb.get('listen', '127.0.0.1:9316').rpartition(':')
+    need(host in ('0.0.0.0', '[::]'), 'listen %s is not reachable from Prometheus' % kb.get('listen'))
+    need(kb.get('stateDir', '/var/lib/koord-bpf') in mounts, 'stateDir is not a host path')
+    env = {e['name'] for e in c.get('env', [])}
+    for var in re.findall(r'\$\{([^}]*)\}', kb.get('kubelet', {}).get('url', '')):
+        need(var in env, 'kubelet url uses ${%s}, which the pod does not set' % var)
+    need(pod.get('automountServiceAccountToken', True), 'the kubelet token is not mounted')
+
+    # Prometheus finds the port the daemon listens on; the probes ask /healthz there
+    ann = tmpl['metadata'].get('annotations', {})
+    need(ann.get('prometheus.io/scrape') == 'true', 'no prometheus.io/scrape annotation')
+    need(ann.get('prometheus.io/port') == port, 'prometheus.io/port is not the listen port %s' % port)
+    need(ann.get('prometheus.io/path', '/metrics') == '/metrics', 'prometheus.io/path')
+    need(any(str(p['containerPort']) == port for p in c.get('ports', [])), 'containerPort is not %s' % port)
+    for probe in ('readinessProbe', 'livenessProbe'):
+        need(c.get(probe, {}).get('httpGet', {}).get('path') == '/healthz', '%s must ask /healthz' % probe)
+    need(pod.get('terminationGracePeriodSeconds', 30) >= 10, 'too little time to restore the cgroups')
+    return cm['data'][key]
+
+
+def check_dockerfile(text, image):
+    lines = [l.strip() for l in text.splitlines() if l.strip() and not l.strip().startswith('#')]
+    froms = [l for l in lines if l.startswith('FROM ')]
+    need(len(froms) >= 2, 'the Dockerfile must be multi-stage')
+    need(' AS build' in froms[0], 'the first stage must be named build')
+    need(any(l.startswith('COPY --from=build') for l in lines), 'the runtime copies nothing from build')
+    need(any(l.startswith('ENTRYPOINT') and 'koord-bpf' in l for l in lines), 'no koord-bpf ENTRYPOINT')
+    for l in lines:
+        if l.startswith('COPY ') and '--from' not in l:
+            src = l.split()[1]
+            need(os.path.exists(os.path.join(ROOT, src)), 'COPY of a missing %s' % src)
+    need(image.split(':')[0].endswith('koord-bpf'), 'the DaemonSet image is not koord-bpf')
+
+
+def must_refuse(docs, name, mutate):
+    broken = copy.deepcopy(docs)
+    mutate(next(d for d in broken if d['kind'] == 'DaemonSet'), broken)
+    try:
+        check(broken)
+    except (Bad, KeyError, ValueError):
+        return
+    raise Bad('the checker accepts a broken manifest: %s' % name)
+
+
+def container(ds):
+    return ds['spec']['template']['spec']['containers'][0]
+
+
+def main():
+    failed = 0
+    binary = sys.argv[sys.argv.index('--koord-bpf') + 1] if '--koord-bpf' in sys.argv else None
+
+    def step(name, fn):
+        nonlocal failed
+        try:
+            fn()
+            print('ok - %s' % name)
+        except (Bad, KeyError, ValueError, yaml.YAMLError, subprocess.CalledProcessError) as e:
+            print('not ok - %s: %s' % (name, e))
+            failed += 1
+
+    docs = []
+    step('deploy/koord-bpf.yaml parses', lambda: docs.extend(yaml.safe_load_all(open(MANIFESTS))))
+    cfg = []
+    step('the manifests hold what koord-bpf relies on', lambda: cfg.append(check(docs)))
+    step('the Dockerfile builds koord-bpf in stages', lambda: check_dockerfile(
+        open(DOCKERFILE).read(), container(one(docs, 'DaemonSet'))['image']))
+    if binary and cfg:
+        def run():
+            with tempfile.NamedTemporaryFile('w', suffix='.json') as f:
+                f.write(cfg[0])
+                f.flush()
+                subprocess.run([binary, '--check-config', f.name], check=True, capture_output=True)
+        step('koord-bpf --check-config accepts the ConfigMap', run)
+    breakages = {
+        'privileged': lambda ds, _: container(ds)['securityContext'].update(privileged=True),
+        'SYS_ADMIN added': lambda ds, _: container(ds)['securityContext']['capabilities']['add'].append('SYS_ADMIN'),
+        'BPF missing': lambda ds, _: container(ds)['securityContext']['capabilities']['add'].remove('BPF'),
+        'no hostPID': lambda ds, _: ds['spec']['template']['spec'].pop('hostPID'),
+        'btf unmounted': lambda ds, _: container(ds)['volumeMounts'].pop(
+            [m['mountPath'] for m in container(ds)['volumeMounts']].index('/sys/kernel/btf')),
+        'scrape port wrong': lambda ds, _: ds['spec']['template']['metadata']['annotations'].update(
+            {'prometheus.io/port': '9999'}),
+        'kubelet url variable unset': lambda ds, _: container(ds).update(env=[]),
+        'config key wrong': lambda ds, _: container(ds).update(args=['--config', '/etc/koord-bpf/x.json']),
+        'role grants writes': lambda _, docs: next(d for d in docs if d['kind'] == 'ClusterRole')[
+            'rules'][0]['verbs'].append('patch'),
+        'binding names another account': lambda _, docs: next(
+            d for d in docs if d['kind'] == 'ClusterRoleBinding')['subjects'][0].update(name='default'),
+    }
+    for name, mutate in breakages.items():
+        step('refuses a manifest with %s' % name, lambda: must_refuse(docs, name, mutate))
+    print('test_manifests: %d failed' % failed)
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""A stand-in kubelet (and NodeManager) for tests/unit/test_kubelet.c: HTTPS on loopback,
+recorded answers.
+
+    kubelet_server.py CERT KEY TOKEN DATA_DIR PORT_FILE
+
+/pods        data/podlist.json (needs "Authorization: Bearer TOKEN", else 401)
+/malformed   a PodList cut short
+/huge        70 MiB (more than the client takes), with a Content-Length
+/huge-chunked  the same, chunked
+/slow        answers after 3 s
+/error       500
+/ws/v1/node/containers  data/nm-containers.json (NodeManager; no token)
+The chosen port is written to PORT_FILE once it listens.
+"""
+import http.server
+import os
+import ssl
+import sys
+import time
+
+cert, key, token, data, port_file = sys.argv[1:6]
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def send(self, code, body):
+        self.send_response(code)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        try:
+            self.answer()
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+            pass   # the client gave up, as it should on /huge
+
+    def answer(self):
+        if self.path == '/pods':
+            if self.headers.get('Authorization') != 'Bearer ' + token:
+                return self.send(401, b'{"kind": "Status", "code": 401}')
+            return self.send(200, open(os.path.join(data, 'podlist.json'), 'rb').read())
+        if self.path == '/ws/v1/node/containers':   # YARN NodeManager: no token
+            return self.send(200, open(os.path.join(data, 'nm-containers.json'), 'rb').read())
+        if self.path == '/ws/v1/node/containers-none':
+            return self.send(200, b'{"containers": null}')
+        if self.path == '/malformed':
+            return self.send(200, open(os.path.join(data, 'podlist.json'), 'rb').read()[:700])
+        if self.path == '/huge':
+            chunk = b' ' * (1 << 20)
+            self.send_response(200)
+            self.send_header('Content-Length', str(70 << 20))
+            self.end_headers()
+            for _ in range(70):
+                self.wfile.write(chunk)
+            return
+        if self.path == '/huge-chunked':
+            chunk = b' ' * (1 << 20)
+            self.send_response(200)
+            self.send_header('Transfer-Encoding', 'chunked')
+            self.end_headers()
+            for _ in range(70):
+                self.wfile.write(b'%x\r\n%s\r\n' % (len(chunk), chunk))
+            self.wfile.write(b'0\r\n\r\n')
+            return
+        if self.path == '/slow':
+            time.sleep(3)
+            return self.send(200, b'{"items": []}')
+        return self.send(500, b'{}')
+
+
+srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+with open(port_file + '.tmp', 'w') as f:
+    f.write(str(srv.server_address[1]))
+os.rename(port_file + '.tmp', port_file)
+srv.serve_forever()

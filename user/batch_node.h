@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The node's batch capacity each period: CPU from the window the collector
+ * measured, memory from /proc/meminfo and the pods' memory cgroups, averaged
+ * and put through batch_usage(); published in /metrics and /api/batch.
+ */
+#ifndef KOORD_BATCH_NODE_H
+#define KOORD_BATCH_NODE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <json-c/json.h>
+#include "batch.h"
+#include "cgroup.h"
+#include "config.h"
+#include "window.h"
+
+/* Where the node is read; tests point these at fake files. */
+struct batch_host {
+	const char *meminfo;		/* /proc/meminfo */
+	const char *memory_root;	/* mount of the memory controller, "" or NULL: none */
+	int memory_version;		/* 1 or 2 */
+	double cpus;			/* online CPUs */
+	/* high-priority pods without cgroups yet, at request (kubelet_unseen_requests()) */
+	double unseen_cpu, unseen_mem;
+};
+
+struct batch_node {
+	struct batch_avg avg;
+	struct batch_resource cpu, mem;
+	bool mem_ok;			/* /proc/meminfo read in the last period */
+	size_t samples;			/* in the mean, 0: nothing computed yet */
+	double span_s;
+	unsigned long long mem_cgroups, mem_cgroups_failed;	/* last period's reads */
+};
+
+/*
+ * One period: the window @w (its containers classified by @t) and the
+ * memory of every pod in @t at @now_s, then the averages and the batch
+ * capacity with @c's koordBPF.batch and reservedCPUs. As Koordinator, LSE
+ * pods count CPU at request when the kubelet gave it (they never lend CPU),
+ * and so do high-priority pods without cgroups (@host's unseen_*).
+ * Returns 0 or -ENOMEM.
+ */
+int batch_node_period(struct batch_node *b, const struct koord_config *c, const struct window *w,
+		      const struct container_table *t, const struct batch_host *host, double now_s);
+/* Prometheus lines (docs/metrics.md); nothing before the first period. */
+void batch_node_metrics(const struct batch_node *b, FILE *f);
+/* The /api/batch document. */
+json_object *batch_node_json(const struct batch_node *b, const struct koord_config *c);
+void batch_node_free(struct batch_node *b);
+
+#endif

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The kubelet as a pod source: its PodList polled (poller.c), and
+ * Koordinator's label rules applied to the containers the walk found.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "byname.h"
+#include "evict_policy.h"
+#include "kubelet.h"
+#include "log.h"
+
+struct kubelet {
+	struct poller *p;
+	/* uids whose unknown qosClass was logged (only the daemon's thread touches it) */
+	char (*warned)[64];
+	size_t nwarned;
+};
+
+static int parse(const char *text, size_t len, void *out, char *err, size_t errlen)
+{
+	return pods_parse(text, len, out, err, errlen);
+}
+
+static void free_list(void *v)
+{
+	pods_free(v);
+}
+
+static const struct poll_kind kubelet_kind = {
+	.name = "kubelet", .items = "pods", .size = sizeof(struct pod_list),
+	.count_off = offsetof(struct pod_list, n), .parse = parse, .free = free_list,
+};
+
+int kubelet_start(const struct http_opts *o, struct kubelet **out)
+{
+	struct kubelet *k = calloc(1, sizeof(*k));
+	int r;
+
+	if (!k)
+		return -ENOMEM;
+	r = poller_start(&kubelet_kind, o, &k->p);
+	if (r) {
+		free(k);
+		return r;
+	}
+	*out = k;
+	return 0;
+}
+
+void kubelet_stop(struct kubelet *k)
+{
+	if (!k)
+		return;
+	poller_stop(k->p);
+	free(k->warned);
+	free(k);
+}
+
+unsigned long kubelet_generation(struct kubelet *k)
+{
+	return poller_generation(k->p);
+}
+
+/* Koordinator refuses an unknown qosClass; say so once per pod. */
+static void warn_unknown(struct kubelet *k, const struct pod_meta *p)
+{
+	size_t i;
+	void *v;
+
+	for (i = 0; i < k->nwarned; i++)
+		if (!strcmp(k->warned[i], p->uid))
+			return;
+	log_err("pod %s/%s (%s): unknown koordinator.sh/qosClass \"%s\"; its containers count as "
+		"unclassified", p->namespace, p->name, p->uid, p->qos_label_raw);
+	v = realloc(k->warned, (k->nwarned + 1) * sizeof(*k->warned));
+	if (!v)
+		return;
+	k->warned = v;
+	snprintf(k->warned[k->nwarned++], sizeof(*k->warned), "%s", p->uid);
+}
+
+/* Koordinator's features behind koord-bpf's eviction reasons. */
+static unsigned int evict_denied(const struct pod_meta *p)
+{
+	static const char *const feature[EVICT_REASON_NR] = {
+		[EVICT_BE_CPU] = "BECPUEvict",
+		[EVICT_MEMORY] = "BEMemoryEvict",
+		[EVICT_CULPRIT] = "BECPUEvict",	/* a BE CPU eviction, by interference */
+	};
+	unsigned int r, denied = 0;
+
+	for (r = 0; r < EVICT_REASON_NR; r++)
+		if (!pod_evict_allowed(p, feature[r]))
+			denied |= 1u << r;
+	return denied;
+}
+
+struct apply {
+	struct kubelet *k;
+	struct container_table *t;
+	size_t changed;
+};
+
+static void apply(const void *v, void *ctx)
+{
+	const struct pod_list *pods = v;
+	struct apply *a = ctx;
+	const struct pod_meta *p;
+	struct cg_identity *id;
+	size_t i;
+
+	for (i = 0; pods && i < a->t->n; i++) {
+		id = &a->t->v[i].ident;
+		if (!id->pod_uid[0] || !(p = pods_find(pods, id->pod_uid)))
+			continue;
+		snprintf(id->namespace, sizeof(id->namespace), "%s", p->namespace);
+		snprintf(id->pod_name, sizeof(id->pod_name), "%s", p->name);
+		if (p->qos_label == KC_UNCLASSIFIED)
+			warn_unknown(a->k, p);
+		if (p->qos_label >= 0 && id->qos != (enum koord_class)p->qos_label) {
+			id->qos = p->qos_label;
+			a->changed++;
+		}
+		id->prio = pod_prio(p, id->qos);
+		id->priority = p->has_priority ? p->priority : 0;
+		id->cpu_request = p->cpu_request;
+		id->mem_request = p->mem_request;
+		id->evict_denied = evict_denied(p);
+	}
+}
+
+size_t kubelet_apply(struct kubelet *k, struct container_table *t)
+{
+	struct apply a = { .k = k, .t = t };
+
+	poller_with(k->p, apply, &a);
+	return a.changed;
+}
+
+struct unseen {
+	const struct container_table *t;
+	double cpu, mem;
+};
+
+static void unseen(const void *v, void *ctx)
+{
+	const struct pod_list *pods = v;
+	struct unseen *u = ctx;
+	char (*uids)[64];
+	size_t i, n = 0;
+
+	if (!pods || !(uids = malloc((u->t->n + 1) * sizeof(*uids))))
+		return;
+	for (i = 0; i < u->t->n; i++)
+		if (u->t->v[i].ident.kind == CG_POD)
+			memcpy(uids[n++], u->t->v[i].ident.pod_uid, sizeof(*uids));
+	byname_sort(uids, n, sizeof(*uids));
+	for (i = 0; i < pods->n; i++) {
+		const struct pod_meta *p = &pods->v[i];
+
+		if (p->done || byname_find(uids, n, sizeof(*uids), p->uid) ||
+		    !prio_is_hp(pod_prio(p, pod_qos(p, KC_UNCLASSIFIED))))
+			continue;
+		u->cpu += p->cpu_request;
+		u->mem += p->mem_request;
+	}
+	free(uids);
+}
+
+void kubelet_unseen_requests(struct kubelet *k, const struct container_table *t, double *cpu,
+			     double *mem)
+{
+	struct unseen u = { .t = t };
+
+	poller_with(k->p, unseen, &u);
+	*cpu = u.cpu;
+	*mem = u.mem;
+}
+
+bool kubelet_status(struct kubelet *k, char *why, size_t len)
+{
+	return poller_status(k->p, why, len);
+}
+
+void kubelet_metrics(struct kubelet *k, FILE *f)
+{
+	poller_metrics(k->p, f);
+}
