@@ -105,11 +105,27 @@ static void quota_release(struct enforcer *e, struct target *tg)
 }
 
 /* AIMD on the quota; the first cut is an action measured for its effect. */
+/* The tightest quota (us per CFS_PERIOD_US) among @rel's ancestors, -1 when none has one. */
+static long ancestors_quota(struct enforcer *e, const char *rel)
+{
+	char parent[PATH_MAX];
+	long q, cap = -1;
+	char *slash;
+
+	snprintf(parent, sizeof(parent), "%s", rel);
+	while ((slash = strrchr(parent, '/')) && slash != parent) {
+		*slash = '\0';
+		if (!act_quota_read(e, parent, &q) && q >= 0 && (cap < 0 || q < cap))
+			cap = q;
+	}
+	return cap;
+}
+
 static void quota_step(struct enforcer *e, const struct window *w, struct target *tg, bool hurting)
 {
 	struct throttle_state next = tg->th;
 	enum throttle_step step;
-	long q;
+	long q, cap;
 
 	if (!tg->quota_on && (!hurting || !act_can_start(e, ACT_TARGET)))
 		return;
@@ -121,12 +137,23 @@ static void quota_step(struct enforcer *e, const struct window *w, struct target
 			 e->c->throttle.quiet_windows);
 		return;
 	}
+	if (step == TH_NONE) {
+		tg->th = next;
+		return;
+	}
+	q = next.limit_cores * CFS_PERIOD_US;
+	if (q < 1000)
+		q = 1000;
+	cap = ancestors_quota(e, tg->path);
+	if (cap >= 0 && q >= cap) {
+		/* an ancestor (the BE root's suppression) already holds it tighter: v1 refuses more */
+		if (tg->quota_on)
+			quota_release(e, tg);
+		return;
+	}
+	if (act_quota_write(e, tg->path, q) < 0)
+		return;		/* the state stays as it was: nothing was limited */
 	tg->th = next;
-	if (step == TH_NONE)
-		return;
-	q = tg->th.limit_cores * CFS_PERIOD_US;
-	if (act_quota_write(e, tg->path, q < 1000 ? 1000 : q) < 0)
-		return;
 	if (step == TH_CUT)
 		e->st.throttle_cuts_total++;
 	else
