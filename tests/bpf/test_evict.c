@@ -359,6 +359,78 @@ static void test_vanished(void)
 	check(evict_kill(&w, &hier, &t) == -EINVAL, "a path with .. is refused");
 }
 
+/*
+ * The container exits while it is being evicted: a second process kills its
+ * tasks and removes its cgroups a few ms into the eviction. Every backend
+ * must end with a count or -ENOENT, and not hang.
+ */
+static void remove_racer(const char *rel)
+{
+	char path[PATH_MAX + 300];
+	int i, pass;
+
+	usleep(rand() % 3000);
+	for (pass = 0; pass < 50; pass++) {
+		size_t left = 0;
+
+		for (i = 0; i < NMOUNTS; i++) {
+			if (!mounts[i])
+				continue;
+			snprintf(path, sizeof(path), "%s%s/%s", mounts[i], base, rel);
+			left += tree_procs(path, true);
+		}
+		if (!left)
+			break;
+		usleep(2000);
+	}
+	for (i = 0; i < NMOUNTS; i++) {
+		if (!mounts[i])
+			continue;
+		snprintf(path, sizeof(path), "%s%s/%s", mounts[i], base, rel);
+		nftw(path, rmdir_entry, 16, FTW_DEPTH | FTW_PHYS);
+	}
+}
+
+static void test_exit_mid_eviction(void)
+{
+	struct hierarchies hs[3] = { hier, hier, hier };
+	const char *names[3] = { "cgroup.kill", "freezer", "signals" };
+	int b, round, bad = 0, runs = 0;
+	struct evict_target t;
+	pid_t remover;
+	char buf[128];
+	int r;
+
+	hs[1].unified[0] = hs[2].unified[0] = '\0';
+	hs[2].freezer[0] = '\0';
+	for (b = 0; b < 3; b++) {
+		for (round = 0; round < 5; round++) {
+			if (!start_procs("racer"))
+				continue;
+			runs++;
+			fflush(NULL);
+			remover = fork();
+			if (remover == 0) {
+				srand(getpid());
+				remove_racer("racer");
+				_exit(0);
+			}
+			target(&t, buf, sizeof(buf), "racer");
+			r = evict_kill(&w, &hs[b], &t);
+
+			waitpid(remover, NULL, 0);
+			reap();
+			if (r < 0 && r != -ENOENT) {
+				bad++;
+				printf("# %s, round %d: %s\n", names[b], round, strerror(-r));
+			}
+			remove_racer("racer");
+		}
+	}
+	check(runs > 0 && !bad, "a container exiting mid-eviction ends each of %d evictions with "
+	      "a count or -ENOENT (%d other results)", runs, bad);
+}
+
 static int write_script(const char *name, const char *text, char *path, size_t len)
 {
 	FILE *f;
@@ -573,6 +645,7 @@ int main(void)
 	test_freezer();
 	test_signals();
 	test_vanished();
+	test_exit_mid_eviction();
 	test_hook();
 	test_hook_timeout();
 	test_quota();
