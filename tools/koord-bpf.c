@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "batch_node.h"
+#include "cli.h"
 #include "collector.h"
 #include "config.h"
 #include "enforce.h"
@@ -136,7 +137,6 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{},
 	};
 	char err[256], *end;
-	unsigned long v;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "f:nl:p:c:r:vh", longopts, NULL)) != -1) {
@@ -175,28 +175,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->once = true;
 			break;
 		case 'M':
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || *optarg == '-' || v < 16 || v > (1u << 20)) {
-				log_err("bad --max-containers \"%s\": want 16 to 1048576", optarg);
+			if (cli_max_containers(optarg, &o->max_containers))
 				return -EINVAL;
-			}
-			o->max_containers = v;
 			break;
 		case 'P':
-			if (!strcmp(optarg, "auto"))
-				o->pmu = PMU_SOURCE_AUTO;
-			else if (!strcmp(optarg, "hardware"))
-				o->pmu = PMU_SOURCE_HARDWARE;
-			else if (!strcmp(optarg, "software"))
-				o->pmu = PMU_SOURCE_SOFTWARE;
-			else if (!strcmp(optarg, "off"))
-				o->pmu = PMU_SOURCE_OFF;
-			else {
-				log_err("bad --counter-source \"%s\": want auto, hardware, software or off",
-					optarg);
+			if (cli_counter_source(optarg, &o->pmu))
 				return -EINVAL;
-			}
 			break;
 		case 'v':
 			log_level = LOG_LVL_DEBUG;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "cli.h"
 #include "collector.h"
 #include "log.h"
 #include "report.h"
@@ -161,19 +162,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			}
 			break;
 		case 'P':
-			if (!strcmp(optarg, "auto"))
-				o->pmu = PMU_SOURCE_AUTO;
-			else if (!strcmp(optarg, "hardware"))
-				o->pmu = PMU_SOURCE_HARDWARE;
-			else if (!strcmp(optarg, "software"))
-				o->pmu = PMU_SOURCE_SOFTWARE;
-			else if (!strcmp(optarg, "off"))
-				o->pmu = PMU_SOURCE_OFF;
-			else {
-				log_err("bad --counter-source \"%s\": want auto, hardware, software or off",
-					optarg);
+			if (cli_counter_source(optarg, &o->pmu))
 				return -EINVAL;
-			}
 			break;
 		case 'A':
 			if (!strcmp(optarg, "tp_btf"))
@@ -196,11 +186,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			}
 			break;
 		case 'M':
-			if (parse_uint(optarg, 1u << 20, &v) || v < 16) {
-				log_err("bad --max-containers \"%s\": want 16 to 1048576", optarg);
+			if (cli_max_containers(optarg, &o->max_containers))
 				return -EINVAL;
-			}
-			o->max_containers = v;
 			break;
 		case 'v':
 			log_level = LOG_LVL_DEBUG;

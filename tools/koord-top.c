@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli.h"
 #include "collector.h"
 #include "log.h"
 #include "report.h"
@@ -178,28 +179,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->reverse = true;
 			break;
 		case 'P':
-			if (!strcmp(optarg, "auto"))
-				o->pmu = PMU_SOURCE_AUTO;
-			else if (!strcmp(optarg, "hardware"))
-				o->pmu = PMU_SOURCE_HARDWARE;
-			else if (!strcmp(optarg, "software"))
-				o->pmu = PMU_SOURCE_SOFTWARE;
-			else if (!strcmp(optarg, "off"))
-				o->pmu = PMU_SOURCE_OFF;
-			else {
-				log_err("bad --counter-source \"%s\": want auto, hardware, software or off",
-					optarg);
+			if (cli_counter_source(optarg, &o->pmu))
 				return -EINVAL;
-			}
 			break;
 		case 'M':
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || *optarg == '-' || v < 16 || v > (1u << 20)) {
-				log_err("bad --max-containers \"%s\": want 16 to 1048576", optarg);
+			if (cli_max_containers(optarg, &o->max_containers))
 				return -EINVAL;
-			}
-			o->max_containers = v;
 			break;
 		case 'v':
 			log_level = LOG_LVL_DEBUG;

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "log.h"
+
+int cli_counter_source(const char *arg, enum pmu_source *out)
+{
+	static const struct { const char *name; enum pmu_source v; } names[] = {
+		{ "auto", PMU_SOURCE_AUTO }, { "hardware", PMU_SOURCE_HARDWARE },
+		{ "software", PMU_SOURCE_SOFTWARE }, { "off", PMU_SOURCE_OFF },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(arg, names[i].name)) {
+			*out = names[i].v;
+			return 0;
+		}
+	}
+	log_err("bad --counter-source \"%s\": want auto, hardware, software or off", arg);
+	return -EINVAL;
+}
+
+int cli_max_containers(const char *arg, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || *arg == '-' || v < 16 || v > (1u << 20)) {
+		log_err("bad --max-containers \"%s\": want 16 to 1048576", arg);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
