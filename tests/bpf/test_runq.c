@@ -114,15 +114,17 @@ static double rel_err(double got, double want)
  * (measured in the VM by scripts/vm/skew.c; docs/vm-test.md). So there each
  * wait may be off by that much, on the max and on the mean, and a scenario
  * whose timing checks fail is measured again (a wrong collector fails every
- * attempt; a stall rarely hits the same figure twice). The tolerances in use
- * are printed.
+ * attempt; a stall rarely hits the same figure twice). The host, a VM
+ * itself, stalls too, rarely: one max 6.1 us off ftrace's was seen in a
+ * clean CI run, so there a scenario is measured twice at most. The
+ * tolerances in use are printed.
  */
 static struct tolerance {
 	double mean_rel, mean_abs_ns;	/* mean wait */
 	double max_rel, max_abs_ns;	/* longest wait */
 	int attempts;			/* measurements per scenario */
 	unsigned int min_waits;		/* the probe waited often: at least this many */
-} tol = { 0.02, 2000, 0.001, 2000, 1, WATCH_MS / 4 };
+} tol = { 0.02, 2000, 0.001, 2000, 2, WATCH_MS / 4 };
 
 /* One measurement: both samples, ftrace's reading and the window between. */
 struct measurement {
