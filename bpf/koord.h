@@ -84,16 +84,11 @@ enum koord_pmu {
 	PMU_NR,
 };
 
-/* Map keys. */
-struct cg_cpu_key {
-	unsigned long long cgid;	/* kernfs id of the container's cgroup */
-	unsigned int cpu;
-	unsigned int pad;
-};
-
 /*
- * Per container and CPU: written only by that CPU under its run-queue lock
- * (so plain adds are exact), except own_n/own_s which wakeups and migrations
+ * Per container and CPU, in the cg_cpu array at cpu * nr_slots + slot (the
+ * container's slot is in cg_slot; one CPU's entries are contiguous, so CPUs
+ * do not share lines). Written only by that CPU under its run-queue lock (so
+ * plain adds are exact), except own_n/own_s which wakeups and migrations
  * targeting the CPU update with atomic adds. User space sums over CPUs.
  */
 struct cg_cpu_stats {
@@ -114,6 +109,8 @@ struct cg_cpu_stats {
 	unsigned long long ev_window;
 	unsigned long long ev_count;
 	unsigned long long pmu[PMU_NR];	/* scaled for multiplexing */
+	/* when the slot was last cleared for reuse: anything older is another container's */
+	unsigned long long born_ns;
 };
 
 /*
@@ -128,7 +125,7 @@ struct cpu_state {
 	unsigned int cur_class;
 	unsigned int cur_pid;		/* tid running now, 0 for idle */
 	unsigned int class_gen;		/* cur_class is of this generation */
-	unsigned int pad;
+	unsigned int cur_slot;		/* its slot, 0 for none */
 	unsigned long long clk[KC_NR];	/* run time per class of the running task */
 	long long n_all, s_all;		/* waiting tasks, all classes */
 	long long n_online, s_online;	/* waiting online tasks */
@@ -137,15 +134,15 @@ struct cpu_state {
 	unsigned long long pmu_last[PMU_NR][3];
 } __attribute__((aligned(64)));
 
-/* Per container: the wait histogram (atomic adds from any CPU). */
+/* Per container, in the cg_hist array at its slot: the wait histogram (atomic adds from any CPU). */
 struct cg_hist {
 	unsigned int buckets[HIST_BUCKETS];	/* wrap: user space differences mod 2^32 */
 };
 
 /* Collector-wide counters, one slot per CPU, summed by user space. */
 enum koord_counter {
-	CNT_STATS_FULL,		/* cg_cpu map full: an event was not accounted */
-	CNT_HIST_FULL,		/* hist map full */
+	CNT_STATS_FULL,		/* no free slot: a container's events were not accounted */
+	CNT_HIST_FULL,		/* unused (the histogram shares the container's slot) */
 	CNT_TASK_FULL,		/* task state could not be created */
 	CNT_WAIT_UNSEEN_CPU,	/* wait began before the CPU's first switch */
 	CNT_WAIT_STALE,		/* wait dropped: the task was seen running */

@@ -8,6 +8,12 @@
  * opens and differenced when it closes; waiting tasks per CPU are kept as a
  * count n and a sum s = -sum(enqueue times), so the waiting integral up to t
  * is s + n * t and every update is a commutative atomic add.
+ *
+ * A container's counters live in arrays at a dense slot it gets the first
+ * time one of its tasks is seen (cg_slot, from the free_slots queue the
+ * loader fills) and gives back when its cgroup is removed; tasks cache the
+ * slot with their css_set, so the hot path does array lookups, which the
+ * verifier inlines, and no hashing.
  */
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
@@ -23,6 +29,7 @@ const volatile bool cgroup_v2 = false;
 const volatile bool use_task_storage = true;
 const volatile int cpu_hierarchy_id = 0;	/* 0 on v2 */
 const volatile __u32 nr_cpus = 1;
+const volatile __u32 nr_slots = 1;		/* slot 0 means none */
 const volatile __u64 long_wait_ns = 5000000;	/* 0: no long-wait events */
 const volatile __u32 events_per_sec = 100;	/* per container and CPU */
 const volatile bool pmu_on = false;		/* counters opened by the loader */
@@ -38,6 +45,7 @@ struct task_state {
 	__u64 cgid;		/* cached container id ... */
 	__u64 cset;		/* ... read from this css_set */
 	__u32 class_gen;	/* class cached at this generation */
+	__u32 slot;		/* the container's slot, 0 for none */
 	__u32 qcpu;		/* CPU the open wait is queued on */
 	__u8 class;
 	__u8 qclass;		/* class counted at enqueue */
@@ -69,19 +77,37 @@ struct {
 	__type(value, struct cpu_state);
 } cpus SEC(".maps");
 
+/* Container slots; user space reads both arrays in place (mmap). */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);	/* the loader sizes it */
-	__type(key, struct cg_cpu_key);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);		/* the loader sets nr_cpus * nr_slots */
+	__type(key, __u32);
 	__type(value, struct cg_cpu_stats);
 } cg_cpu SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);		/* the loader sets nr_slots */
+	__type(key, __u32);
 	__type(value, struct cg_hist);
 } cg_hist SEC(".maps");
+
+/* Container id -> slot, for every container seen. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);		/* the loader sets nr_slots */
+	__type(key, __u64);
+	__type(value, __u32);
+} cg_slot SEC(".maps");
+
+/* Slots not in use; the loader puts 1 .. nr_slots - 1 in before attaching. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 1);		/* the loader sets nr_slots */
+	__type(value, __u32);
+} free_slots SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -142,20 +168,35 @@ static __always_inline struct task_state *task_state(struct task_struct *p, bool
 	return ts;
 }
 
-static __always_inline struct cg_cpu_stats *cg_cpu_stats(__u64 cgid, __u32 cpu)
+/* The counters of the container in @slot on @cpu; NULL for no slot. */
+static __always_inline struct cg_cpu_stats *cg_cpu_stats(__u32 slot, __u32 cpu)
 {
-	static const struct cg_cpu_stats zero;
-	struct cg_cpu_key key = { .cgid = cgid, .cpu = cpu };
-	struct cg_cpu_stats *st;
+	__u32 i = cpu * nr_slots + slot;
 
-	st = bpf_map_lookup_elem(&cg_cpu, &key);
-	if (st)
-		return st;
-	bpf_map_update_elem(&cg_cpu, &key, &zero, BPF_NOEXIST);
-	st = bpf_map_lookup_elem(&cg_cpu, &key);
-	if (!st)
+	if (!slot)
+		return NULL;
+	return bpf_map_lookup_elem(&cg_cpu, &i);
+}
+
+/* The slot of @cgid, taken from the free ones the first time it is seen. */
+static __always_inline __u32 slot_of(__u64 cgid)
+{
+	__u32 *s = bpf_map_lookup_elem(&cg_slot, &cgid), slot;
+
+	if (s)
+		return *s;
+	if (!cgid)
+		return 0;
+	if (bpf_map_pop_elem(&free_slots, &slot)) {
 		count(CNT_STATS_FULL);
-	return st;
+		return 0;
+	}
+	if (!bpf_map_update_elem(&cg_slot, &cgid, &slot, BPF_NOEXIST))
+		return slot;
+	/* Another CPU gave it one meanwhile. */
+	bpf_map_push_elem(&free_slots, &slot, 0);
+	s = bpf_map_lookup_elem(&cg_slot, &cgid);
+	return s ? *s : 0;
 }
 
 static __always_inline struct cpu_state *cpu_state(__u32 cpu)
@@ -163,10 +204,11 @@ static __always_inline struct cpu_state *cpu_state(__u32 cpu)
 	return bpf_map_lookup_elem(&cpus, &cpu);
 }
 
-/* Container and class of @p, re-read only when its css_set or the classes changed. */
-static __always_inline void refresh_identity(struct task_struct *p, struct task_state *ts)
+/* Container, slot and class of @p, re-read only when its css_set or the classes changed. */
+static __always_inline void refresh_identity(struct task_struct *p, struct task_state *ts,
+					     bool btf)
 {
-	__u64 cset = (__u64)BPF_CORE_READ(p, cgroups);
+	__u64 cset = (__u64)KREAD(btf, p, cgroups);
 	bool moved = cset != ts->cset;
 	__u32 *cls;
 
@@ -174,6 +216,8 @@ static __always_inline void refresh_identity(struct task_struct *p, struct task_
 		ts->cset = cset;
 		ts->cgid = task_cgroup_id(p, cgroup_v2);
 	}
+	if (moved || !ts->slot)		/* none free last time: try again */
+		ts->slot = slot_of(ts->cgid);
 	if (moved || ts->class_gen != class_gen) {
 		cls = bpf_map_lookup_elem(&cg_class, &ts->cgid);
 		ts->class = cls && *cls < KC_IDLE ? *cls : KC_UNCLASSIFIED;
@@ -188,9 +232,9 @@ static __always_inline __u64 clock_now(const struct cpu_state *cs, __u32 k, __u6
 }
 
 static __always_inline __u64 self_now(const struct cpu_state *cs,
-				      const struct cg_cpu_stats *st, __u64 cgid, __u64 now)
+				      const struct cg_cpu_stats *st, __u32 slot, __u64 now)
 {
-	return st->cpu_ns + (cs->cur_cgid == cgid ? now - cs->last_switch : 0);
+	return st->cpu_ns + (cs->cur_slot == slot ? now - cs->last_switch : 0);
 }
 
 /* @v read as signed, clamped to [0, @max]. */
@@ -203,20 +247,20 @@ static __always_inline __u64 bounded(__u64 v, __u64 max)
 
 /* The task starts waiting on @cpu's queue: snapshot clocks, count it. */
 static __always_inline bool queue_add(struct task_state *ts, struct cpu_state *cs,
-				      __u32 cpu, __u64 now, __u64 cfs)
+				      __u32 cpu, __u64 now, struct cfs_rq___thr *cfs, bool btf)
 {
-	struct cg_cpu_stats *st = cg_cpu_stats(ts->cgid, cpu);
+	struct cg_cpu_stats *st = cg_cpu_stats(ts->slot, cpu);
 	__u32 k;
 
 	if (!st)
 		return false;
 	for (k = 0; k < KC_NR; k++)
 		ts->snap[k] = clock_now(cs, k, now);
-	ts->snap_self = self_now(cs, st, ts->cgid, now);
+	ts->snap_self = self_now(cs, st, ts->slot, now);
 	ts->qcpu = cpu;
 	ts->qclass = ts->class;
-	ts->cfs = cfs;
-	ts->snap_thr = cfs_throttled_ns(cfs);
+	ts->cfs = (__u64)cfs;
+	ts->snap_thr = cfs_throttled_ns(cfs, btf);
 	ts->seg_start = now;
 	if (ts->uncounted)
 		return true;
@@ -234,9 +278,12 @@ static __always_inline bool queue_add(struct task_state *ts, struct cpu_state *c
 /*
  * The task leaves the queue of ts->qcpu: uncount it, and when it runs or
  * migrates (@charge), charge who held that CPU meanwhile to the container's
- * steal split. A wait found stale is dropped without charge.
+ * steal split. A wait found stale is dropped without charge. @cfs is the
+ * task's cfs_rq as a BTF pointer when it is still ts->cfs (read directly),
+ * else NULL (ts->cfs is read through helpers).
  */
-static __always_inline void queue_remove(struct task_state *ts, __u64 now, bool charge)
+static __always_inline void queue_remove(struct task_state *ts, __u64 now, bool charge,
+					 struct cfs_rq___thr *cfs, bool btf)
 {
 	struct cpu_state *cs = cpu_state(ts->qcpu);
 	__u64 d[KC_NR], self, others = 0, thr, elapsed;
@@ -253,8 +300,9 @@ static __always_inline void queue_remove(struct task_state *ts, __u64 now, bool 
 			__sync_fetch_and_add(&cs->s_online, now);
 		}
 	}
-	st = cg_cpu_stats(ts->cgid, ts->qcpu);
-	if (!st)
+	st = cg_cpu_stats(ts->slot, ts->qcpu);
+	/* The container was removed while the task waited: its slot is someone else's now. */
+	if (!st || st->born_ns > ts->seg_start)
 		return;
 	if (!ts->uncounted) {
 		__sync_fetch_and_add(&st->own_n, -1);
@@ -268,7 +316,7 @@ static __always_inline void queue_remove(struct task_state *ts, __u64 now, bool 
 	 * part can come out negative or too long: keep each in [0, elapsed].
 	 */
 	elapsed = now - ts->seg_start;
-	self = bounded(self_now(cs, st, ts->cgid, now) - ts->snap_self, elapsed);
+	self = bounded(self_now(cs, st, ts->slot, now) - ts->snap_self, elapsed);
 	for (k = 0; k < KC_NR; k++) {
 		d[k] = bounded(clock_now(cs, k, now) - ts->snap[k], elapsed);
 		if (k == ts->qclass)
@@ -280,7 +328,8 @@ static __always_inline void queue_remove(struct task_state *ts, __u64 now, bool 
 	 * neighbour ran during those moments is not recorded, so the throttled
 	 * time comes out of every class's part in proportion.
 	 */
-	thr = cfs_throttled_ns(ts->cfs) - ts->snap_thr;
+	thr = (cfs ? cfs_throttled_ns(cfs, btf) :
+		     cfs_throttled_ns((struct cfs_rq___thr *)ts->cfs, false)) - ts->snap_thr;
 	if (thr > others)
 		thr = others;
 	for (k = 0; k < KC_NR; k++) {
@@ -298,7 +347,7 @@ static __always_inline void queue_remove(struct task_state *ts, __u64 now, bool 
  * group's quota, so it keeps no neighbour waiting.
  */
 static __always_inline void wait_open(struct task_struct *p, struct task_state *ts,
-				      __u32 cpu, __u64 now, bool throttled)
+				      __u32 cpu, __u64 now, bool throttled, bool btf)
 {
 	struct cpu_state *cs = cpu_state(cpu);
 
@@ -309,7 +358,7 @@ static __always_inline void wait_open(struct task_struct *p, struct task_state *
 	}
 	ts->uncounted = throttled;
 	ts->be_ns = 0;
-	if (queue_add(ts, cs, cpu, now, task_cfs_rq_on(p, cpu)))
+	if (queue_add(ts, cs, cpu, now, task_cfs_rq(p, btf), btf))
 		ts->wait_start = now;
 }
 
@@ -317,7 +366,7 @@ static __always_inline void wait_open(struct task_struct *p, struct task_state *
 static __always_inline void long_wait_event(struct task_struct *victim, struct task_state *ts,
 					    struct cg_cpu_stats *st, __u32 cpu, __u64 now,
 					    __u64 wait, struct task_struct *culprit,
-					    __u64 culprit_cgid)
+					    __u32 culprit_pid, __u64 culprit_cgid)
 {
 	struct long_wait_event *ev;
 
@@ -344,7 +393,7 @@ static __always_inline void long_wait_event(struct task_struct *victim, struct t
 	ev->cgid = ts->cgid;
 	ev->culprit_cgid = culprit_cgid;
 	ev->pid = BPF_CORE_READ(victim, pid);
-	ev->culprit_pid = BPF_CORE_READ(culprit, pid);
+	ev->culprit_pid = culprit_pid;
 	ev->cpu = cpu;
 	ev->pad = 0;
 	BPF_CORE_READ_STR_INTO(&ev->comm, victim, comm);
@@ -352,20 +401,24 @@ static __always_inline void long_wait_event(struct task_struct *victim, struct t
 	bpf_ringbuf_submit(ev, 0);
 }
 
-/* @p gets @cpu after its wait; @prev ran there before it. */
+/* @p gets @cpu after its wait; @prev (@prev_pid) ran there before it. */
 static __always_inline void wait_close(struct task_struct *p, struct task_state *ts, __u32 cpu,
-				       __u64 now, struct task_struct *prev, __u64 prev_cgid)
+				       __u64 now, struct task_struct *prev, __u32 prev_pid,
+				       __u64 prev_cgid, bool btf)
 {
+	struct cfs_rq___thr *cfs = task_cfs_rq(p, btf);
 	struct cg_cpu_stats *st;
 	struct cg_hist *h;
 	__u64 wait = now - ts->wait_start, e;
 	__u32 b;
 
-	queue_remove(ts, now, true);
-	ts->wait_start = 0;
-	st = cg_cpu_stats(ts->cgid, cpu);
-	if (!st)
+	queue_remove(ts, now, true, (__u64)cfs == ts->cfs ? cfs : NULL, btf);
+	st = cg_cpu_stats(ts->slot, cpu);
+	if (!st || st->born_ns > ts->wait_start) {
+		ts->wait_start = 0;
 		return;
+	}
+	ts->wait_start = 0;
 	st->wait_count++;
 	st->wait_ns += wait;
 	if (wait > st->wait_max)
@@ -377,18 +430,10 @@ static __always_inline void wait_close(struct task_struct *p, struct task_state 
 	}
 	if (wait > st->epoch_max[e & 1])
 		st->epoch_max[e & 1] = wait;
-	long_wait_event(p, ts, st, cpu, now, wait, prev, prev_cgid);
-	h = bpf_map_lookup_elem(&cg_hist, &ts->cgid);
-	if (!h) {
-		static const struct cg_hist zero;
-
-		bpf_map_update_elem(&cg_hist, &ts->cgid, &zero, BPF_NOEXIST);
-		h = bpf_map_lookup_elem(&cg_hist, &ts->cgid);
-		if (!h) {
-			count(CNT_HIST_FULL);
-			return;
-		}
-	}
+	long_wait_event(p, ts, st, cpu, now, wait, prev, prev_pid, prev_cgid);
+	h = bpf_map_lookup_elem(&cg_hist, &ts->slot);
+	if (!h)
+		return;
 	b = hist_bucket(wait);
 	/* Keep clang from folding the bound check into hist_bucket()'s branches. */
 	asm volatile("" : "+r"(b));
@@ -396,18 +441,18 @@ static __always_inline void wait_close(struct task_struct *p, struct task_state 
 		__sync_fetch_and_add(&h->buckets[b], 1);
 }
 
-static __always_inline int on_wakeup(struct task_struct *p)
+static __always_inline int on_wakeup(struct task_struct *p, bool btf)
 {
 	struct task_state *ts;
 
 	/* ttwu also reports tasks still running or already queued. */
-	if (BPF_CORE_READ(p, on_cpu))
+	if (KREAD(btf, p, on_cpu))
 		return 0;
 	ts = task_state(p, true);
 	if (!ts || ts->wait_start)
 		return 0;
-	refresh_identity(p, ts);
-	wait_open(p, ts, task_cpu(p), bpf_ktime_get_ns(), false);
+	refresh_identity(p, ts, btf);
+	wait_open(p, ts, task_cpu(p, btf), bpf_ktime_get_ns(), false, btf);
 	return 0;
 }
 
@@ -459,10 +504,9 @@ static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 no
 		cs->clk[cs->cur_class] += delta;
 	if (pmu_on)
 		pmu_delta(cs, cpu, counters);
-	if (!cs->cur_cgid)
-		return;
-	st = cg_cpu_stats(cs->cur_cgid, cpu);
-	if (!st)
+	st = cg_cpu_stats(cs->cur_slot, cpu);
+	/* Its container was removed while it ran (it moved out): not its slot any more. */
+	if (!st || st->born_ns > cs->last_switch)
 		return;
 	st->cpu_ns += delta;
 	if (pmu_on)
@@ -477,11 +521,11 @@ static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 no
 }
 
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
-				     struct task_struct *next)
+				     struct task_struct *next, bool btf)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_state *cs = cpu_state(cpu);
-	__u32 prev_pid = BPF_CORE_READ(prev, pid), next_pid = BPF_CORE_READ(next, pid);
+	__u32 prev_pid = KREAD(btf, prev, pid), next_pid = KREAD(btf, next, pid);
 	__u64 now = bpf_ktime_get_ns();
 	struct task_state *pts = NULL, *nts = NULL;
 	struct cg_cpu_stats *st;
@@ -500,7 +544,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	if (prev_pid) {
 		pts = task_state(prev, true);
 		if (pts && pts->wait_start) {	/* a wait opened while it ran */
-			queue_remove(pts, now, false);
+			queue_remove(pts, now, false, NULL, btf);
 			pts->wait_start = 0;
 			count(CNT_WAIT_STALE);
 		}
@@ -510,34 +554,34 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	cs->cur_pid = next_pid;
 	cs->cur_class = KC_IDLE;
 	cs->cur_cgid = 0;
+	cs->cur_slot = 0;
 	if (next_pid) {
 		nts = task_state(next, true);
 		cs->cur_class = KC_UNCLASSIFIED;
 		if (nts) {
 			if (nts->wait_start)
-				wait_close(next, nts, cpu, now, prev, prev_cgid);
-			refresh_identity(next, nts);
+				wait_close(next, nts, cpu, now, prev, prev_pid, prev_cgid, btf);
+			refresh_identity(next, nts, btf);
 			cs->cur_class = nts->class;
 			cs->cur_cgid = nts->cgid;
+			cs->cur_slot = nts->slot;
 			cs->class_gen = nts->class_gen;
 		}
 	}
 
 	/* prev is still runnable (preempted or yielded): it waits from now on. */
-	if (pts && (preempt || task_state_word(prev) == 0)) {
-		refresh_identity(prev, pts);
-		wait_open(prev, pts, cpu, now, task_throttled(prev));
+	if (pts && (preempt || task_state_word(prev, btf) == 0)) {
+		refresh_identity(prev, pts, btf);
+		wait_open(prev, pts, cpu, now, task_throttled(prev, btf), btf);
 	}
 
 	/* Waiting integrals as next starts, to difference when it stops. */
 	cs->i_all_in = cs->s_all + cs->n_all * (__s64)now;
 	cs->i_online_in = cs->s_online + cs->n_online * (__s64)now;
 	cs->i_own_in = 0;
-	if (cs->cur_cgid) {
-		st = cg_cpu_stats(cs->cur_cgid, cpu);
-		if (st)
-			cs->i_own_in = st->own_s + st->own_n * (__s64)now;
-	}
+	st = cg_cpu_stats(cs->cur_slot, cpu);
+	if (st)
+		cs->i_own_in = st->own_s + st->own_n * (__s64)now;
 	return 0;
 }
 
@@ -551,9 +595,10 @@ static __always_inline int on_migrate(struct task_struct *p, __u32 dest)
 	if (!ts || !ts->wait_start || ts->qcpu == dest)
 		return 0;
 	now = bpf_ktime_get_ns();
-	queue_remove(ts, now, true);
+	queue_remove(ts, now, true, NULL, false);
 	cs = cpu_state(dest);
-	if (!cs || !cs->last_switch || !queue_add(ts, cs, dest, now, task_cfs_rq_on(p, dest))) {
+	if (!cs || !cs->last_switch ||
+	    !queue_add(ts, cs, dest, now, (void *)task_cfs_rq_on(p, dest), false)) {
 		ts->wait_start = 0;
 		count(CNT_WAIT_UNSEEN_CPU);
 	}
@@ -569,36 +614,55 @@ static __always_inline int on_exit(struct task_struct *p)
 	if (use_task_storage || !ts)
 		return 0;
 	if (ts->wait_start)
-		queue_remove(ts, bpf_ktime_get_ns(), false);
+		queue_remove(ts, bpf_ktime_get_ns(), false, NULL, false);
 	bpf_map_delete_elem(&tasks, &tid);
 	return 0;
 }
 
-/* A removed container's entries go with it (the cpu hierarchy's only: ids repeat across v1 hierarchies). */
+/*
+ * A removed container gives its slot back, cleared and stamped, so that a
+ * late event of one of its former tasks (moved out while waiting or running)
+ * is recognised as older than the slot's new owner. The cpu hierarchy's only:
+ * ids repeat across v1 hierarchies.
+ */
 static __always_inline int on_cgroup_rmdir(struct cgroup *cgrp)
 {
-	struct cg_cpu_key key = {};
-	__u32 cpu;
+	static const struct cg_cpu_stats zero_stats;
+	static const struct cg_hist zero_hist;
+	struct cg_cpu_stats *st;
+	__u64 cgid, now;
+	__u32 *s, slot, cpu, i;
 
 	if (BPF_CORE_READ(cgrp, root, hierarchy_id) != cpu_hierarchy_id)
 		return 0;
-	key.cgid = BPF_CORE_READ(cgrp, kn, id);
+	cgid = BPF_CORE_READ(cgrp, kn, id);
+	bpf_map_delete_elem(&cg_class, &cgid);
+	s = bpf_map_lookup_elem(&cg_slot, &cgid);
+	if (!s)
+		return 0;
+	slot = *s;
+	if (bpf_map_delete_elem(&cg_slot, &cgid))
+		return 0;	/* another CPU is removing it */
+	now = bpf_ktime_get_ns();
 	for (cpu = 0; cpu < nr_cpus && cpu < KOORD_MAX_CPUS; cpu++) {
-		key.cpu = cpu;
-		bpf_map_delete_elem(&cg_cpu, &key);
+		i = cpu * nr_slots + slot;
+		bpf_map_update_elem(&cg_cpu, &i, &zero_stats, BPF_ANY);
+		st = bpf_map_lookup_elem(&cg_cpu, &i);
+		if (st)
+			st->born_ns = now;
 	}
-	bpf_map_delete_elem(&cg_hist, &key.cgid);
-	bpf_map_delete_elem(&cg_class, &key.cgid);
+	bpf_map_update_elem(&cg_hist, &slot, &zero_hist, BPF_ANY);
+	bpf_map_push_elem(&free_slots, &slot, 0);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup")
-int BPF_PROG(tp_wakeup, struct task_struct *p) { return on_wakeup(p); }
+int BPF_PROG(tp_wakeup, struct task_struct *p) { return on_wakeup(p, true); }
 SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(tp_wakeup_new, struct task_struct *p) { return on_wakeup(p); }
+int BPF_PROG(tp_wakeup_new, struct task_struct *p) { return on_wakeup(p, true); }
 SEC("tp_btf/sched_switch")
 int BPF_PROG(tp_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
-{ return on_switch(preempt, prev, next); }
+{ return on_switch(preempt, prev, next, true); }
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(tp_migrate, struct task_struct *p, int dest) { return on_migrate(p, dest); }
 SEC("tp_btf/sched_process_free")
@@ -607,12 +671,12 @@ SEC("tp_btf/cgroup_rmdir")
 int BPF_PROG(tp_rmdir, struct cgroup *cgrp) { return on_cgroup_rmdir(cgrp); }
 
 SEC("raw_tp/sched_wakeup")
-int BPF_PROG(raw_wakeup, struct task_struct *p) { return on_wakeup(p); }
+int BPF_PROG(raw_wakeup, struct task_struct *p) { return on_wakeup(p, false); }
 SEC("raw_tp/sched_wakeup_new")
-int BPF_PROG(raw_wakeup_new, struct task_struct *p) { return on_wakeup(p); }
+int BPF_PROG(raw_wakeup_new, struct task_struct *p) { return on_wakeup(p, false); }
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
-{ return on_switch(preempt, prev, next); }
+{ return on_switch(preempt, prev, next, false); }
 SEC("raw_tp/sched_migrate_task")
 int BPF_PROG(raw_migrate, struct task_struct *p, int dest) { return on_migrate(p, dest); }
 SEC("raw_tp/sched_process_free")

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -29,16 +30,19 @@ struct collector {
 	enum attach_mode attach;
 	enum store_mode store;
 	unsigned int nr_cpus;
+	unsigned int nr_slots;		/* container slots, 0 meaning none */
 	char mode[40];
-	/*
-	 * Where the maps are dumped, kept from sample to sample: sized for the
-	 * maps' max entries, they would otherwise be allocated and zeroed
-	 * (tens of MiB at 10,000 containers) every period.
-	 */
-	struct dump_buf {
-		void *keys, *vals;
-		size_t max;
-	} stats_buf, hist_buf;
+	/* The slot arrays, read in place: no copy of idle containers' counters. */
+	const struct cg_cpu_stats *stats;	/* [cpu * nr_slots + slot] */
+	const struct cg_hist *hists;		/* [slot] */
+	size_t stats_len, hists_len;
+	/* cg_slot is dumped here, kept from sample to sample (sized once). */
+	struct slot_ref {
+		__u64 cgid;
+		__u32 slot;
+	} *refs;
+	__u64 *slot_keys;
+	__u32 *slot_vals;
 };
 
 static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
@@ -103,12 +107,24 @@ static void select_programs(struct koord *s, bool tp_btf, bool hash)
 	bpf_program__set_autoload(s->progs.raw_free, !tp_btf && hash);
 }
 
-/* Open, size and load the object for one mode; NULL with errno on failure. */
-static struct koord *load(const struct collector_opts *o, unsigned int nr_cpus,
-			  enum attach_mode attach, enum store_mode store, bool pmu_on)
+/*
+ * Container slots: one per container up to --max-containers, plus slot 0
+ * (none), as far as the per-CPU array stays within MAX_CG_CPU_ENTRIES.
+ */
+static unsigned int slots_for(const struct collector_opts *o, unsigned int nr_cpus)
 {
 	unsigned int maxc = o->max_containers ? o->max_containers : DEFAULT_MAX_CONTAINERS;
-	unsigned long long cg_cpu = (unsigned long long)maxc * nr_cpus;
+	unsigned int cap = MAX_CG_CPU_ENTRIES / nr_cpus;
+
+	return maxc + 1 < cap ? maxc + 1 : cap;
+}
+
+/* Open, size and load the object for one mode; NULL with errno on failure. */
+static struct koord *load(const struct collector_opts *o, unsigned int nr_cpus,
+			  unsigned int nr_slots, enum attach_mode attach,
+			  enum store_mode store, bool pmu_on)
+{
+	unsigned int maxc = o->max_containers ? o->max_containers : DEFAULT_MAX_CONTAINERS;
 	bool hash = store == STORE_HASH;
 	struct koord *s;
 	int hid, err;
@@ -126,6 +142,7 @@ static struct koord *load(const struct collector_opts *o, unsigned int nr_cpus,
 	s->rodata->use_task_storage = !hash;
 	s->rodata->cpu_hierarchy_id = hid;
 	s->rodata->nr_cpus = nr_cpus;
+	s->rodata->nr_slots = nr_slots;
 	s->rodata->long_wait_ns = o->long_wait_ns ? o->long_wait_ns : DEFAULT_LONG_WAIT_NS;
 	s->rodata->events_per_sec = o->events_per_sec ? o->events_per_sec : DEFAULT_EVENTS_PER_SEC;
 	s->rodata->pmu_on = pmu_on;
@@ -136,9 +153,10 @@ static struct koord *load(const struct collector_opts *o, unsigned int nr_cpus,
 		bpf_map__set_max_entries(s->maps.tasks, pid_cap());
 	}
 	bpf_map__set_max_entries(s->maps.cpus, nr_cpus);
-	bpf_map__set_max_entries(s->maps.cg_cpu,
-				 cg_cpu > MAX_CG_CPU_ENTRIES ? MAX_CG_CPU_ENTRIES : cg_cpu);
-	bpf_map__set_max_entries(s->maps.cg_hist, maxc);
+	bpf_map__set_max_entries(s->maps.cg_cpu, nr_cpus * nr_slots);
+	bpf_map__set_max_entries(s->maps.cg_hist, nr_slots);
+	bpf_map__set_max_entries(s->maps.cg_slot, nr_slots);
+	bpf_map__set_max_entries(s->maps.free_slots, nr_slots);
 	bpf_map__set_max_entries(s->maps.cg_class, maxc);
 	select_programs(s, attach == ATTACH_TP_BTF, hash);
 	err = koord__load(s);
@@ -273,6 +291,40 @@ static int check_prerequisites(void)
 	return 0;
 }
 
+/* Hand BPF the free slots and map the slot arrays; before attaching. */
+static int slots_open(struct collector *c)
+{
+	int qfd = bpf_map__fd(c->skel->maps.free_slots);
+	void *p;
+	__u32 i;
+
+	for (i = 1; i < c->nr_slots; i++) {
+		if (bpf_map_update_elem(qfd, NULL, &i, 0)) {
+			log_err("cannot fill the free container slots: %s", strerror(errno));
+			return -errno;
+		}
+	}
+	c->stats_len = (size_t)c->nr_cpus * c->nr_slots * sizeof(*c->stats);
+	p = mmap(NULL, c->stats_len, PROT_READ, MAP_SHARED, bpf_map__fd(c->skel->maps.cg_cpu), 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	c->stats = p;
+	c->hists_len = (size_t)c->nr_slots * sizeof(*c->hists);
+	p = mmap(NULL, c->hists_len, PROT_READ, MAP_SHARED, bpf_map__fd(c->skel->maps.cg_hist), 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	c->hists = p;
+	c->refs = calloc(c->nr_slots, sizeof(*c->refs));
+	c->slot_keys = calloc(c->nr_slots, sizeof(*c->slot_keys));
+	c->slot_vals = calloc(c->nr_slots, sizeof(*c->slot_vals));
+	if (!c->refs || !c->slot_keys || !c->slot_vals)
+		return -ENOMEM;
+	return 0;
+fail:
+	log_err("cannot map the collector's counters: %s", strerror(errno));
+	return -errno;
+}
+
 /*
  * A CPU's clocks start at its first switch after attach; a task that keeps
  * its CPU (a hog alone on it) could leave it unseen for long. Visiting every
@@ -332,6 +384,7 @@ int collector_open(const struct collector_opts *o, struct collector **out)
 		free(c);
 		return -ENOTSUP;
 	}
+	c->nr_slots = slots_for(o, c->nr_cpus);
 	err = pmu_open(c, o->pmu_source);
 	if (err) {
 		free(c);
@@ -347,7 +400,7 @@ int collector_open(const struct collector_opts *o, struct collector **out)
 			log_debug("no task storage in this kernel");
 			continue;
 		}
-		c->skel = load(o, c->nr_cpus, modes[i].a, modes[i].s,
+		c->skel = load(o, c->nr_cpus, c->nr_slots, modes[i].a, modes[i].s,
 			       c->pmu_source != PMU_SOURCE_OFF);
 		if (!c->skel) {
 			err = -errno;
@@ -373,7 +426,9 @@ int collector_open(const struct collector_opts *o, struct collector **out)
 		free(c);
 		return err;
 	}
-	err = pmu_publish(c);
+	err = slots_open(c);
+	if (!err)
+		err = pmu_publish(c);
 	if (!err)
 		err = koord__attach(c->skel);
 	if (err) {
@@ -397,10 +452,13 @@ void collector_close(struct collector *c)
 	ring_buffer__free(c->rb);
 	koord__destroy(c->skel);
 	pmu_close(c);
-	free(c->stats_buf.keys);
-	free(c->stats_buf.vals);
-	free(c->hist_buf.keys);
-	free(c->hist_buf.vals);
+	if (c->stats)
+		munmap((void *)c->stats, c->stats_len);
+	if (c->hists)
+		munmap((void *)c->hists, c->hists_len);
+	free(c->refs);
+	free(c->slot_keys);
+	free(c->slot_vals);
 	free(c);
 }
 
@@ -504,55 +562,40 @@ static int read_counters(struct collector *c, struct sample *s)
 	return 0;
 }
 
-/* Batch-read a whole hash map; *keys and *vals are allocated. Returns the count or -errno. */
-/* Dump a hash map into @b (grown to the map's max entries once); returns the entries read. */
-static long dump_map(int fd, size_t ksz, size_t vsz, size_t max, struct dump_buf *b)
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct slot_ref *x = a, *y = b;
+
+	return x->cgid < y->cgid ? -1 : x->cgid > y->cgid;
+}
+
+/* Dump cg_slot into c->refs, sorted by container; returns the count or -errno. */
+static long read_slots(struct collector *c)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u64 in = 0, out = 0;
-	size_t n = 0;
+	int fd = bpf_map__fd(c->skel->maps.cg_slot);
+	size_t max = c->nr_slots, n = 0, i, out = 0;
+	__u64 in_b = 0, out_b = 0;
 	__u32 cnt;
 	int err;
 
-	if (!max)
-		return 0;
-	if (b->max < max) {
-		/* zeroed once: valgrind cannot see the kernel fill them through bpf() */
-		free(b->keys);
-		free(b->vals);
-		b->keys = calloc(max, ksz);
-		b->vals = calloc(max, vsz);
-		b->max = b->keys && b->vals ? max : 0;
-		if (!b->max)
-			return -ENOMEM;
-	}
-	for (;;) {
+	while (n < max) {
 		cnt = max - n;
-		if (!cnt)
-			break;
-		err = bpf_map_lookup_batch(fd, n ? &in : NULL, &out, (char *)b->keys + n * ksz,
-					   (char *)b->vals + n * vsz, &cnt, &opts);
+		err = bpf_map_lookup_batch(fd, n ? &in_b : NULL, &out_b, c->slot_keys + n,
+					   c->slot_vals + n, &cnt, &opts);
 		n += cnt;
 		if (err) {
 			if (errno == ENOENT)
 				break;
 			return -errno;
 		}
-		in = out;
+		in_b = out_b;
 	}
-	return n;
-}
-
-struct entry_ref {
-	__u64 cgid;
-	long idx;
-};
-
-static int cmp_ref(const void *a, const void *b)
-{
-	const struct entry_ref *x = a, *y = b;
-
-	return x->cgid < y->cgid ? -1 : x->cgid > y->cgid;
+	for (i = 0; i < n; i++)
+		if (c->slot_vals[i] && c->slot_vals[i] < c->nr_slots)
+			c->refs[out++] = (struct slot_ref){ c->slot_keys[i], c->slot_vals[i] };
+	qsort(c->refs, out, sizeof(*c->refs), cmp_ref);
+	return out;
 }
 
 /*
@@ -603,17 +646,46 @@ static int add_running(struct collector *c, struct sample *s, const struct runni
 	return 0;
 }
 
+/*
+ * One container's counters, summed over CPUs into @cs, and its parts in
+ * s->pc. False when the slot changed owner after @listed (the container was
+ * removed meanwhile): its counters are not this container's.
+ */
+static bool read_container(struct collector *c, const struct slot_ref *r, __u64 listed,
+			   __u64 epoch, struct sample *s, struct cg_sample *cs)
+{
+	const struct cg_cpu_stats *v;
+	size_t npc = s->npc;
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < c->nr_cpus; cpu++) {
+		v = &c->stats[(size_t)cpu * c->nr_slots + r->slot];
+		if (__atomic_load_n(&v->born_ns, __ATOMIC_ACQUIRE) > listed) {
+			s->npc = npc;
+			return false;
+		}
+		fold(cs, v, epoch);
+		/* Parts are for pairing culprits with victims: none where both are 0. */
+		if (!v->steal_ns[KC_BE] && !v->inflicted_online_ns)
+			continue;
+		s->pc[s->npc++] = (struct cg_cpu_part){
+			.cgid = r->cgid, .cpu = cpu,
+			.steal_be_ns = v->steal_ns[KC_BE],
+			.inflicted_online_ns = v->inflicted_online_ns,
+		};
+	}
+	/* A histogram with waits only: containers that never waited stay untouched. */
+	if (cs->s.wait_count)
+		memcpy(cs->hist, c->hists[r->slot].buckets, sizeof(cs->hist));
+	return true;
+}
+
 int collector_sample(struct collector *c, struct sample *s)
 {
 	struct running running[KOORD_MAX_CPUS];
-	struct bpf_map *m = c->skel->maps.cg_cpu, *h = c->skel->maps.cg_hist;
-	struct cg_cpu_key *keys;
-	struct cg_cpu_stats *vals;
 	struct cg_sample *cs;
-	__u64 epoch, *hkeys;
-	struct cg_hist *hvals;
+	__u64 epoch, listed;
 	long n, i;
-	struct entry_ref *order;
 	int err;
 
 	s->n = 0;
@@ -625,58 +697,22 @@ int collector_sample(struct collector *c, struct sample *s)
 	read_running(c, s->mono_ns, running);
 	if (err)
 		return err;
-	n = dump_map(bpf_map__fd(m), sizeof(*keys), sizeof(*vals), bpf_map__max_entries(m),
-		     &c->stats_buf);
+	listed = mono_ns();
+	n = read_slots(c);
 	if (n < 0)
 		return n;
-	keys = c->stats_buf.keys;
-	vals = c->stats_buf.vals;
-	/* Entries sorted by container make the sample sorted as it is built. */
-	order = malloc((n ? n : 1) * sizeof(*order));
-	if (!order) {
-		err = -ENOMEM;
-		n = 0;
-	}
-	for (i = 0; i < n; i++)
-		order[i] = (struct entry_ref){ keys[i].cgid, i };
-	qsort(order, n, sizeof(*order), cmp_ref);
 	free(s->pc);
 	s->npc = 0;
-	s->pc = calloc(n ? n : 1, sizeof(*s->pc));
+	s->pc = calloc(n ? n * c->nr_cpus : 1, sizeof(*s->pc));
 	if (!s->pc)
-		err = -ENOMEM;
-	for (cs = NULL, i = 0; !err && i < n; i++) {
-		const struct cg_cpu_stats *v = &vals[order[i].idx];
-
-		if (!cs || cs->cgid != order[i].cgid)
-			cs = sample_add(s, order[i].cgid);
-		if (!cs) {
-			err = -ENOMEM;
-			break;
-		}
-		fold(cs, v, epoch);
-		s->pc[s->npc++] = (struct cg_cpu_part){
-			.cgid = order[i].cgid, .cpu = keys[order[i].idx].cpu,
-			.steal_be_ns = v->steal_ns[KC_BE],
-			.inflicted_online_ns = v->inflicted_online_ns,
-		};
-	}
-	/* Within a container, by CPU. */
-	if (s->npc)
-		qsort(s->pc, s->npc, sizeof(*s->pc), cg_cpu_part_cmp);
-	free(order);
-	if (err)
-		return err;
-	n = dump_map(bpf_map__fd(h), sizeof(*hkeys), sizeof(*hvals), bpf_map__max_entries(h),
-		     &c->hist_buf);
-	if (n < 0)
-		return n;
-	hkeys = c->hist_buf.keys;
-	hvals = c->hist_buf.vals;
+		return -ENOMEM;
+	/* In cgid order, so the sample and its parts are sorted as they are built. */
 	for (i = 0; i < n; i++) {
-		cs = (struct cg_sample *)sample_find(s, hkeys[i]);
-		if (cs)
-			memcpy(cs->hist, hvals[i].buckets, sizeof(cs->hist));
+		cs = sample_add(s, c->refs[i].cgid);
+		if (!cs)
+			return -ENOMEM;
+		if (!read_container(c, &c->refs[i], listed, epoch, s, cs))
+			s->n--;
 	}
 	err = add_running(c, s, running);
 	s->mono_end_ns = mono_ns();
@@ -715,23 +751,3 @@ int collector_cpu_state(struct collector *c, unsigned int cpu, struct cpu_state 
 	return 0;
 }
 
-static size_t count_keys(int fd, size_t ksz)
-{
-	char key[32], next[32];
-	size_t n = 0;
-	void *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, next)) {
-		memcpy(key, next, ksz);
-		prev = key;
-		n++;
-	}
-	return n;
-}
-
-int collector_map_entries(struct collector *c, size_t *cg_cpu, size_t *cg_hist)
-{
-	*cg_cpu = count_keys(bpf_map__fd(c->skel->maps.cg_cpu), sizeof(struct cg_cpu_key));
-	*cg_hist = count_keys(bpf_map__fd(c->skel->maps.cg_hist), sizeof(__u64));
-	return 0;
-}

@@ -54,7 +54,4 @@ enum pmu_source collector_pmu_source(const struct collector *c);
 int collector_cpu_state(struct collector *c, unsigned int cpu, struct cpu_state *out);
 unsigned int collector_nr_cpus(const struct collector *c);
 
-/* Entries currently in the per-container maps (for leak checks). */
-int collector_map_entries(struct collector *c, size_t *cg_cpu, size_t *cg_hist);
-
 #endif

@@ -403,6 +403,15 @@ def startup(rounds, maxcs, cgroup_root=None):
     return res
 
 
+def ensure_tracefs():
+    """bpftrace's classic tracepoints need tracefs, which a fresh boot may not have mounted."""
+    if os.path.isdir("/sys/kernel/tracing/events"):
+        return
+    if subprocess.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"]).returncode:
+        die("tracefs is not mounted at /sys/kernel/tracing and mounting it failed")
+    log("mounted tracefs at /sys/kernel/tracing (runqlat.bt needs it)")
+
+
 def set_stats(value):
     with open(SYSCTL, "w") as f:
         f.write(f"{value}\n")
@@ -451,6 +460,8 @@ def main():
                               ("runqlat.bt", bt)) if not p]
     if missing and a.only != "startup":
         die(f"missing: {', '.join(missing)} (scripts/bench/deps.sh installs them)")
+    if a.only != "startup":
+        ensure_tracefs()
 
     info = machine_info(a.koord_source)
     results = {"machine": info, "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),

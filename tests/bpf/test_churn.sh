@@ -2,8 +2,10 @@
 # Churn soak: while koord-bpf runs, KOORD_CHURN_N (default 2,000; the
 # 10,000 of the soak in docs/testing.md take ~6 min here, at ~17 ms per
 # cgroup mkdir or rmdir) BE pod cgroups, each running one short-lived
-# process, are created and removed, 50 at a time. Afterwards none of their ids may be left
-# in the collector's maps (cg_cpu, cg_hist, cg_class, read with bpftool), the
+# process, are created and removed, 50 at a time, through 256 container slots (so
+# every slot is given back and reused several times). Afterwards none of their ids may be left
+# in the collector's maps keyed by container (cg_slot, cg_class, read with bpftool; cg_slot
+# holding a container's counter slot, given back at rmdir), the
 # maps' entry counts must be back near their baseline, the daemon's RSS flat,
 # no map may have been full, and the log must hold no error or warning.
 set -u
@@ -18,7 +20,7 @@ find_root
 cgdir=$root/koord-churn-$$
 mkdir -p "$cgdir/kubepods/besteffort"
 
-start_daemon "$tmp/daemon.log" --max-containers 16384
+start_daemon "$tmp/daemon.log" --max-containers 256
 
 # the daemon's maps by name, from the ids its fds hold
 declare -A map
@@ -39,10 +41,10 @@ map_full() { # the collector's map-full events so far
 }
 sleep 3
 declare -A base
-for m in cg_cpu cg_hist cg_class; do base[$m]=$(keys $m | wc -l); done
+for m in cg_slot cg_class; do base[$m]=$(keys $m | wc -l); done
 rss0=$(rss)
 full0=$(map_full)
-echo "# baseline: cg_cpu ${base[cg_cpu]}, cg_hist ${base[cg_hist]}, cg_class ${base[cg_class]} entries; RSS $rss0 kB"
+echo "# baseline: cg_slot ${base[cg_slot]}, cg_class ${base[cg_class]} entries; RSS $rss0 kB"
 
 # the churn: each pod runs one sleep 10 ms (it waits, switches, exits)
 start=$(date +%s)
@@ -84,10 +86,10 @@ left() { # left MAP: how many of the churned ids are still in it
 	keys "$1" | sort -u | comm -12 - <(sort -u "$tmp/ids") | wc -l
 }
 for i in $(seq 40); do
-	[ "$(left cg_cpu)" -eq 0 ] && [ "$(left cg_hist)" -eq 0 ] && [ "$(left cg_class)" -eq 0 ] && break
+	[ "$(left cg_slot)" -eq 0 ] && [ "$(left cg_class)" -eq 0 ] && break
 	sleep 0.5
 done
-for m in cg_cpu cg_hist cg_class; do
+for m in cg_slot cg_class; do
 	now=$(keys $m | wc -l)
 	check "$m: none of the churned cgroups is left ($(left $m)); $now entries, baseline ${base[$m]}" \
 		[ "$(left $m)" -eq 0 -a "$now" -le $(( base[$m] + base[$m] / 10 + 20 )) ]
