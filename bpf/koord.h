@@ -141,8 +141,7 @@ struct cg_hist {
 
 /* Collector-wide counters, one slot per CPU, summed by user space. */
 enum koord_counter {
-	CNT_STATS_FULL,		/* no free slot: a container's events were not accounted */
-	CNT_HIST_FULL,		/* unused (the histogram shares the container's slot) */
+	CNT_SLOTS_FULL,		/* no free slot: a container's events were not accounted */
 	CNT_TASK_FULL,		/* task state could not be created */
 	CNT_WAIT_UNSEEN_CPU,	/* wait began before the CPU's first switch */
 	CNT_WAIT_STALE,		/* wait dropped: the task was seen running */

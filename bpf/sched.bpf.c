@@ -188,7 +188,7 @@ static __always_inline __u32 slot_of(__u64 cgid)
 	if (!cgid)
 		return 0;
 	if (bpf_map_pop_elem(&free_slots, &slot)) {
-		count(CNT_STATS_FULL);
+		count(CNT_SLOTS_FULL);
 		return 0;
 	}
 	if (!bpf_map_update_elem(&cg_slot, &cgid, &slot, BPF_NOEXIST))

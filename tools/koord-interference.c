@@ -274,8 +274,7 @@ static void print_json(const struct window *w, const struct container_table *t,
 			       json_object_new_uint64(w->counters[CNT_EVENTS_DROPPED] +
 						      w->counters[CNT_EVENTS_RB_FULL]));
 	json_object_object_add(col, "unaccounted_events",
-			       json_object_new_uint64(w->counters[CNT_STATS_FULL] +
-						      w->counters[CNT_HIST_FULL] +
+			       json_object_new_uint64(w->counters[CNT_SLOTS_FULL] +
 						      w->counters[CNT_TASK_FULL]));
 	json_object_object_add(doc, "collector", col);
 	for (i = 0; i < n; i++)

@@ -295,8 +295,7 @@ static void family(struct sb *b, const char *name, const char *type, const char 
 const char *exporter_counter_kind(unsigned int cnt)
 {
 	static const char *const kinds[CNT_NR] = {
-		[CNT_STATS_FULL] = "stats_map_full",
-		[CNT_HIST_FULL] = "hist_map_full",
+		[CNT_SLOTS_FULL] = "container_slots_full",
 		[CNT_TASK_FULL] = "task_map_full",
 		[CNT_WAIT_UNSEEN_CPU] = "wait_unseen_cpu",
 		[CNT_WAIT_STALE] = "wait_stale",
@@ -450,7 +449,7 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 	sb_printf(&b, "koord_bpf_cgroup_scans_total %llu\n", (unsigned long long)info->scans);
 
 	family(&b, "koord_bpf_collector_events_total", "counter",
-	       "Collector events by kind: map-full losses, dropped waits, missed switches, long waits and their records.");
+	       "Collector events by kind: unaccounted events, dropped waits, missed switches, long waits and their records.");
 	for (k = 0; k < CNT_NR; k++) {
 		sb_printf(&b, "koord_bpf_collector_events_total{kind=\"%s\"} ",
 			  exporter_counter_kind(k));

@@ -81,7 +81,7 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
  */
 size_t exporter_escape_label(char *buf, const char *v);
 
-/* The collector counter's kind label, e.g. "stats_map_full". */
+/* The collector counter's kind label, e.g. "container_slots_full". */
 const char *exporter_counter_kind(unsigned int cnt);
 
 #endif

@@ -2,17 +2,22 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Whole-system overhead (issue 7, item 2): the throughput of a context-switch
 heavy load with the daemon running (default config: it measures, it does not
-act) against nothing attached, in the same run.
+act) against nothing attached, in the same run; and, for reference, with
+libbpf-tools' runqlat (one system-wide histogram) attached instead, and with
+the floor (scripts/bench/floor.bpf.c: one sched_switch program that only
+counts), what attaching anything to every switch costs.
 
-Each round runs both conditions, the order alternating (A B, B A, ...), and
-each load once per condition: `perf bench sched pipe -l LOOPS` (its
-"usecs/op") and `hackbench -p -g 2 -l LOOPS` (its "Time:"). The figure is
-the median of the per-round ratios (with the daemon / without; 1.00 = no
-cost) with their min..max. Budget: median ratio <= 1.03.
+Each round runs every condition, the order rotating (none koord-bpf runqlat
+floor, koord-bpf runqlat floor none, ...), and each load once per condition:
+`perf bench sched pipe -l LOOPS` (its "usecs/op"), the same pinned to CPU 0,
+and `hackbench -p -g 2 -l LOOPS` (its "Time:"). The figure is the median of the per-round ratios (with the tool /
+without; 1.00 = no cost) with their min..max. Budget: koord-bpf's median
+ratio <= 1.03.
 """
 import argparse
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -21,6 +26,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DAEMON = os.path.join(ROOT, "build", "koord-bpf")
+LOADER = os.path.join(ROOT, "build", "bench", "koord-bench-load")
+FLOOR = os.path.join(ROOT, "build", "bench", "floor.bpf.o")
 BUDGET = 1.03
 
 
@@ -28,8 +35,9 @@ def log(msg):
     print(f"overhead: {msg}", file=sys.stderr, flush=True)
 
 
-def pipe_usecs(loops):
-    out = subprocess.run(["perf", "bench", "sched", "pipe", "-l", str(loops)],
+def pipe_usecs(loops, pin=False):
+    cmd = ["perf", "bench", "sched", "pipe", "-l", str(loops)]
+    out = subprocess.run(["taskset", "-c", "0"] + cmd if pin else cmd,
                          capture_output=True, text=True, check=True).stdout
     return float(re.search(r"([\d.]+)\s+usecs/op", out).group(1))
 
@@ -40,30 +48,38 @@ def hackbench_s(loops):
     return float(re.search(r"Time:\s+([\d.]+)", out).group(1))
 
 
-class Daemon:
-    """build/koord-bpf on a free port, ready once it says it is serving."""
+class Tool:
+    """A tracer running in the background, ready once its output says so."""
 
-    def __init__(self, port):
-        self.p = subprocess.Popen([DAEMON, "--listen", f"127.0.0.1:{port}"],
-                                  stderr=subprocess.PIPE, text=True)
-        for line in self.p.stderr:
-            if "serving" in line:
+    def __init__(self, cmd, ready, stream):
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+        for line in getattr(self.p, stream):
+            if ready in line:
                 return
-        raise RuntimeError("koord-bpf did not start")
+        raise RuntimeError(f"{cmd[0]} did not start")
 
     def stop(self):
-        self.p.send_signal(signal.SIGTERM)
+        self.p.send_signal(signal.SIGINT if self.p.args[0] == "stdbuf" else signal.SIGTERM)
         self.p.wait(timeout=10)
 
 
-def measure(loads, daemon, port):
-    d = Daemon(port) if daemon else None
+def measure(loads, cond, port, runqlat):
+    tool = None
+    if cond == "koord-bpf":
+        tool = Tool([DAEMON, "--listen", f"127.0.0.1:{port}"], "serving", "stderr")
+    elif cond == "runqlat":
+        # line-buffered: its "Tracing" line must arrive before its first histogram
+        tool = Tool(["stdbuf", "-oL", runqlat, "5", "1000"], "Tracing run queue latency",
+                    "stdout")
+    elif cond == "floor":
+        tool = Tool([LOADER, FLOOR], "bench-load: attached", "stderr")
     try:
         time.sleep(1)   # past the start-up work
         return {name: fn() for name, fn in loads}
     finally:
-        if d:
-            d.stop()
+        if tool:
+            tool.stop()
 
 
 def main():
@@ -75,23 +91,36 @@ def main():
     a = ap.parse_args()
     if os.geteuid():
         sys.exit("overhead: needs root (the daemon loads BPF)")
+    # Unpinned, the two tasks land on one CPU or on two from run to run (cross-CPU
+    # wake-ups cost several times more here), which makes single ratios bimodal;
+    # pinned to one CPU, every op is two plain context switches.
     loads = [("perf bench sched pipe", lambda: pipe_usecs(a.pipe_loops)),
+             ("pipe, both on CPU 0", lambda: pipe_usecs(a.pipe_loops, pin=True)),
              ("hackbench -p -g 2", lambda: hackbench_s(a.hackbench_loops))]
-    ratios = {name: [] for name, _ in loads}
+    runqlat = shutil.which("runqlat")
+    conds = ["none", "koord-bpf"] + (["runqlat"] if runqlat else [])
+    if not runqlat:
+        log("runqlat (libbpf-tools) missing: measured without that reference")
+    if os.path.exists(LOADER) and os.path.exists(FLOOR):
+        conds.append("floor")
+    else:
+        log("the floor is not built (make bench-build): measured without it")
+    ratios = {(c, n): [] for c in conds[1:] for n, _ in loads}
     for r in range(a.rounds):
-        order = (False, True) if r % 2 == 0 else (True, False)
-        got = {cond: measure(loads, cond, a.port) for cond in order}
-        for name in ratios:
-            ratios[name].append(got[True][name] / got[False][name])
-        log(f"round {r + 1}/{a.rounds}: " +
-            ", ".join(f"{n} {ratios[n][-1]:.3f}" for n in ratios))
+        order = conds[r % len(conds):] + conds[:r % len(conds)]
+        got = {cond: measure(loads, cond, a.port, runqlat) for cond in order}
+        for c, n in ratios:
+            ratios[c, n].append(got[c][n] / got["none"][n])
+        log(f"round {r + 1}/{a.rounds} ({' '.join(order)}): " +
+            ", ".join(f"{c} {n} {v[-1]:.3f}" for (c, n), v in ratios.items()))
     print(f"\nWhole-system overhead, {a.rounds} interleaved rounds "
           f"(load average {os.getloadavg()[0]:.1f}):")
-    print(f"  {'load':24} {'median':>7} {'min..max':>13}  budget <= {BUDGET}")
-    for name, v in ratios.items():
+    print(f"  {'tool':10} {'load':24} {'median':>7} {'min..max':>13}  budget <= {BUDGET}")
+    for (c, n), v in ratios.items():
         med = statistics.median(v)
-        print(f"  {name:24} {med:7.3f} {min(v):6.3f}..{max(v):.3f}  "
-              f"{'PASS' if med <= BUDGET else 'OVER'}")
+        verdict = ("PASS" if med <= BUDGET else "OVER") if c == "koord-bpf" else "(reference)"
+        print(f"  {c:10} {n:24} {med:7.3f} {min(v):6.3f}..{max(v):.3f}  {verdict}  "
+              f"[{', '.join(f'{x:.3f}' for x in v)}]")
 
 
 if __name__ == "__main__":

@@ -35,9 +35,9 @@ for e in json.load(sys.stdin):
     print(int.from_bytes(bytes(int(b, 16) for b in e["key"][:8]), "little"))'
 }
 rss() { awk '/^VmRSS:/ {print $2}' /proc/$daemon/status; }
-map_full() { # the collector's map-full events so far
+map_full() { # the collector's slots-full and map-full events so far
 	curl -s --max-time 5 "http://127.0.0.1:$port/metrics" |
-		awk '/^koord_bpf_collector_events_total\{kind="(stats|hist|task)_map_full"\}/ {s += $2} END {print s + 0}'
+		awk '/^koord_bpf_collector_events_total\{kind="(container_slots_full|task_map_full)"\}/ {s += $2} END {print s + 0}'
 }
 sleep 3
 declare -A base

@@ -276,8 +276,8 @@ static void run_scenario(enum attach_mode attach, enum store_mode store)
 	if (tol.attempts > 1)
 		printf("# timing checks from attempt %d of %d\n", attempt, tol.attempts);
 	timing_checks(&m, true);
-	check(m.w.counters[CNT_STATS_FULL] + m.w.counters[CNT_HIST_FULL] +
-	      m.w.counters[CNT_TASK_FULL] == 0, "no event went unaccounted");
+	check(m.w.counters[CNT_SLOTS_FULL] + m.w.counters[CNT_TASK_FULL] == 0,
+	      "no event went unaccounted");
 
 	/* Removing the containers drops their entries. */
 	stop(hog);

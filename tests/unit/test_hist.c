@@ -97,8 +97,8 @@ static void window_differences(void **state)
 
 	a.mono_ns = 1000;
 	b.mono_ns = 3000;
-	a.counters[CNT_STATS_FULL] = 2;
-	b.counters[CNT_STATS_FULL] = 5;
+	a.counters[CNT_SLOTS_FULL] = 2;
+	b.counters[CNT_SLOTS_FULL] = 5;
 	add(&a, 7, 100, 10, 1000, 100);
 	add(&a, 9, 50, 1, 1, 1);		/* gone by b */
 	add(&b, 3, 30, 3, 300, 100);		/* new in b */
@@ -107,7 +107,7 @@ static void window_differences(void **state)
 	sample_sort(&b);
 	assert_int_equal(window_compute(&a, &b, &w), 0);
 	assert_int_equal(w.dur_ns, 2000);
-	assert_int_equal(w.counters[CNT_STATS_FULL], 3);
+	assert_int_equal(w.counters[CNT_SLOTS_FULL], 3);
 	assert_int_equal(w.n, 2);
 	assert_null(window_find(&w, 9));
 	cw = window_find(&w, 7);
