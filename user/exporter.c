@@ -66,38 +66,69 @@ static const struct exp_hist *exp_find(const struct exporter *e, __u64 cgid)
 	return bsearch(&cgid, e->v, e->n, sizeof(*e->v), cmp_cgid);
 }
 
+/* A window's buckets into Prometheus buckets: only those that rose. */
+static void fold_cells(__u64 *le, const struct cg_window *cw)
+{
+	__u32 i;
+
+	for (i = 0; i < cw->nhist; i++)
+		le[le_map[cw->hist[i].bucket]] += cw->hist[i].count;
+}
+
+/* @h from @old (may be @h itself) and the window @cw, or from the sample @cs. */
+static void update_one(struct exp_hist *h, const struct exp_hist *old,
+		       const struct cg_window *cw, const struct cg_sample *cs)
+{
+	if (old && cw && cs->s.wait_count >= old->wait_count && cs->s.cpu_ns >= old->cpu_ns) {
+		if (h != old)
+			*h = *old;
+		fold_cells(h->le, cw);
+	} else {
+		/* new, or re-created: everything since the collector started */
+		memset(h, 0, sizeof(*h));
+		fold(h->le, cs->hist);
+	}
+	h->cgid = cs->cgid;
+	h->wait_count = cs->s.wait_count;
+	h->cpu_ns = cs->s.cpu_ns;
+}
+
 int exporter_update(struct exporter *e, const struct window *w, const struct sample *b)
 {
-	struct exp_hist *v = calloc(b->n ? b->n : 1, sizeof(*v));
-	const struct cg_window *cw;
 	const struct exp_hist *old;
-	size_t i;
+	const struct cg_window *cw;
+	bool same = e->n == b->n;
+	struct exp_hist *v;
+	size_t i, j = 0, k = 0;
 
+	le_map_init();
+	/* The same containers as last period (the usual case): update in place. */
+	for (i = 0; same && i < b->n; i++)
+		same = e->v[i].cgid == b->v[i].cgid;
+	v = same ? e->v : calloc(b->n ? b->n : 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	le_map_init();
+	/* b, e->v and w are all sorted by container: one merge, no lookups */
 	for (i = 0; i < b->n; i++) {
 		const struct cg_sample *cs = &b->v[i];
-		struct exp_hist *h = &v[i];
 
-		old = exp_find(e, cs->cgid);
-		cw = w ? window_find(w, cs->cgid) : NULL;
-		if (old && cw && cs->s.wait_count >= old->wait_count && cs->s.cpu_ns >= old->cpu_ns) {
-			*h = *old;
-			fold(h->le, cw->hist);
+		if (same) {
+			old = &e->v[i];
 		} else {
-			/* new, or re-created: everything since the collector started */
-			memset(h, 0, sizeof(*h));
-			fold(h->le, cs->hist);
+			while (j < e->n && e->v[j].cgid < cs->cgid)
+				j++;
+			old = j < e->n && e->v[j].cgid == cs->cgid ? &e->v[j] : NULL;
 		}
-		h->cgid = cs->cgid;
-		h->wait_count = cs->s.wait_count;
-		h->cpu_ns = cs->s.cpu_ns;
+		while (w && k < w->n && w->v[k].cgid < cs->cgid)
+			k++;
+		cw = w && k < w->n && w->v[k].cgid == cs->cgid ? &w->v[k] : NULL;
+		update_one(&v[i], old, cw, cs);
 	}
-	/* b is sorted by cgid, and so is v */
-	free(e->v);
-	e->v = v;
-	e->n = b->n;
+	if (!same) {
+		free(e->v);
+		e->v = v;
+		e->n = b->n;
+	}
 	return 0;
 }
 
