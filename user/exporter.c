@@ -141,11 +141,28 @@ void exporter_free(struct exporter *e)
 
 /* ---- text ---- */
 
+/* A text buffer; with a sink, what is in it goes there whenever it would grow. */
 struct sb {
 	char *p;
 	size_t n, cap;
 	int err;
+	const struct exporter_sink *sink;
 };
+
+#define SB_CHUNK	(64 * 1024)	/* what a sink is given at a time, about */
+
+static int sb_flush(struct sb *b)
+{
+	int r;
+
+	if (b->err || !b->n)
+		return b->err;
+	r = b->sink->fn(b->sink->ctx, b->p, b->n);
+	if (r)
+		b->err = r < 0 ? r : -EIO;
+	b->n = 0;
+	return b->err;
+}
 
 static int sb_reserve(struct sb *b, size_t more)
 {
@@ -153,6 +170,10 @@ static int sb_reserve(struct sb *b, size_t more)
 	char *p;
 
 	if (b->err)
+		return -1;
+	if (b->n + more + 1 <= b->cap)
+		return 0;
+	if (b->sink && b->n && sb_flush(b))
 		return -1;
 	if (b->n + more + 1 <= b->cap)
 		return 0;
@@ -398,11 +419,11 @@ static const enum koord_class class_order[] = {
 	KC_LSE, KC_LSR, KC_LS, KC_BE, KC_SYSTEM, KC_UNCLASSIFIED,
 };
 
-int exporter_render(const struct exporter *e, const struct sample *s, const struct window *w,
-		    const struct container_table *t, const struct exporter_info *info,
-		    char **out, size_t *len)
+static int render(const struct exporter *e, const struct sample *s, const struct window *w,
+		  const struct container_table *t, const struct exporter_info *info,
+		  const struct exporter_sink *sink, char **out, size_t *len)
 {
-	struct sb b = {};
+	struct sb b = { .sink = sink };
 	char **labels = calloc(s->n ? s->n : 1, sizeof(*labels));
 	size_t *ll = calloc(s->n ? s->n : 1, sizeof(*ll));
 	size_t i, per_class[KC_NR] = {}, unknown = 0, est;
@@ -441,9 +462,12 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 		else
 			ll[i] = strlen(labels[i]);
 	}
-	/* One allocation: the lines per container, each its labels and ~60 bytes more. */
-	est = 8192;
-	for (i = 0; i < s->n; i++)
+	/*
+	 * To a sink: in chunks. To a buffer: one allocation, the lines per
+	 * container, each its labels and ~60 bytes more.
+	 */
+	est = SB_CHUNK - 1;	/* with the NUL: the chunk */
+	for (i = 0; !sink && i < s->n; i++)
 		est += (ll[i] + 64) * (EXP_LE_N + 4 + ST_NR + 4);
 	sb_reserve(&b, est);
 	for (i = 0; i < t->n; i++)
@@ -592,6 +616,11 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 		free(labels[i]);
 	free(labels);
 	free(ll);
+	if (sink) {
+		sb_flush(&b);
+		free(b.p);
+		return b.err;
+	}
 	if (b.err) {
 		free(b.p);
 		return b.err;
@@ -601,4 +630,18 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 	*out = b.p;
 	*len = b.n;
 	return b.p ? 0 : -ENOMEM;
+}
+
+int exporter_render(const struct exporter *e, const struct sample *s, const struct window *w,
+		    const struct container_table *t, const struct exporter_info *info,
+		    char **out, size_t *len)
+{
+	return render(e, s, w, t, info, NULL, out, len);
+}
+
+int exporter_render_to(const struct exporter *e, const struct sample *s, const struct window *w,
+		       const struct container_table *t, const struct exporter_info *info,
+		       const struct exporter_sink *sink)
+{
+	return render(e, s, w, t, info, sink, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 /* The Prometheus exposition: exact text, label escaping, histogram buckets. */
 #include <stdarg.h>
 #include <stddef.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <ftw.h>
@@ -464,6 +465,61 @@ static void update_merges(void **state)
 	assert_true(fx->e.v[0].cgid < fx->e.v[1].cgid && fx->e.v[1].cgid < fx->e.v[2].cgid);
 }
 
+struct pieces {
+	char *text;
+	size_t n, calls, largest;
+	int fail_at;	/* that call returns -ENOSPC; 0: none */
+};
+
+static int collect(void *ctx, const char *p, size_t n)
+{
+	struct pieces *pc = ctx;
+
+	if (++pc->calls == (size_t)pc->fail_at)
+		return -ENOSPC;
+	pc->text = realloc(pc->text, pc->n + n + 1);
+	assert_non_null(pc->text);
+	memcpy(pc->text + pc->n, p, n);
+	pc->n += n;
+	pc->text[pc->n] = '\0';
+	if (n > pc->largest)
+		pc->largest = n;
+	return 0;
+}
+
+/*
+ * A render to a sink is the same text as to one buffer, given in pieces of
+ * about 64 KiB (so the whole text is never held), and a sink's error stops it.
+ */
+static void render_to_sink(void **state)
+{
+	struct fixture *fx = *state;
+	struct exporter_info info = { .version = "test", .last_period_s = -1, .scans = 1 };
+	struct pieces pc = {};
+	struct exporter_sink sink = { collect, &pc };
+	char name[32];
+	size_t i;
+
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "/c%zu", i);
+		waits(&fx->b, mkcg(fx, name), i + 1);
+	}
+	scan(fx);
+	sample_sort(&fx->b);
+	assert_int_equal(exporter_update(&fx->e, NULL, &fx->b), 0);
+	render(fx, NULL);
+	assert_true(strlen(fx->out) > 4 * 65536);
+	assert_int_equal(exporter_render_to(&fx->e, &fx->b, NULL, &fx->t, &info, &sink), 0);
+	assert_string_equal(pc.text, fx->out);
+	assert_true(pc.calls >= 4);
+	assert_true(pc.largest <= 65536);
+
+	pc = (struct pieces){ .fail_at = 2 };
+	assert_int_equal(exporter_render_to(&fx->e, &fx->b, NULL, &fx->t, &info, &sink), -ENOSPC);
+	assert_int_equal(pc.calls, 2);
+	free(pc.text);
+}
+
 /* Hardware counters appear only when they are real; collector_info says which. */
 static void hardware_counters(void **state)
 {
@@ -514,6 +570,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(histogram_buckets, setup, teardown),
 		cmocka_unit_test_setup_teardown(hardware_counters, setup, teardown),
 		cmocka_unit_test_setup_teardown(update_merges, setup, teardown),
+		cmocka_unit_test_setup_teardown(render_to_sink, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("exporter", tests, NULL, NULL);
