@@ -384,7 +384,8 @@ static char *container_labels(const struct container *c)
 		free(b.p);
 		return NULL;
 	}
-	return b.p;
+	/* kept for the whole render, one per container: not the 4 KiB a buffer starts with */
+	return realloc(b.p, b.n + 1) ?: b.p;
 }
 
 /* One container's sample: name{labels[,extra]} value\n, the value in seconds or as a count. */
