@@ -514,6 +514,7 @@ static void render_to_sink(void **state)
 	assert_true(pc.calls >= 4);
 	assert_true(pc.largest <= 65536);
 
+	free(pc.text);
 	pc = (struct pieces){ .fail_at = 2 };
 	assert_int_equal(exporter_render_to(&fx->e, &fx->b, NULL, &fx->t, &info, &sink), -ENOSPC);
 	assert_int_equal(pc.calls, 2);
