@@ -139,8 +139,18 @@ int batch_node_period(struct batch_node *b, const struct koord_config *c, const 
 		    !meminfo_parse(buf, &total, &avail) && total >= avail;
 	if (b->mem_ok) {
 		v[BV_MEM_NODE] = total - avail;
-		mem_used(b, t, host, v);
-		v[BV_MEM_HP] += host->unseen_mem;
+		if (!b->mem_read_at || now_s - b->mem_read_at >= BATCH_MEM_REFRESH_S ||
+		    now_s < b->mem_read_at || t->n != b->mem_read_n) {
+			double pods[BV_NR] = {};
+
+			mem_used(b, t, host, pods);
+			b->mem_pods = pods[BV_MEM_PODS];
+			b->mem_hp = pods[BV_MEM_HP];
+			b->mem_read_at = now_s;
+			b->mem_read_n = t->n;
+		}
+		v[BV_MEM_PODS] = b->mem_pods;
+		v[BV_MEM_HP] = b->mem_hp + host->unseen_mem;
 	}
 	b->avg.window_s = c->batch.aggregate_seconds;
 	r = batch_avg_push(&b->avg, now_s, v);

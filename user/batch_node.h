@@ -31,12 +31,24 @@ struct batch_node {
 	bool mem_ok;			/* /proc/meminfo read in the last period */
 	size_t samples;			/* in the mean, 0: nothing computed yet */
 	double span_s;
-	unsigned long long mem_cgroups, mem_cgroups_failed;	/* last period's reads */
+	unsigned long long mem_cgroups, mem_cgroups_failed;	/* the last reads */
+	/* the pods' memory, read every BATCH_MEM_REFRESH_S (or when the table changes) */
+	double mem_read_at;		/* 0: never */
+	size_t mem_read_n;		/* the table's size then */
+	double mem_pods, mem_hp;
 };
 
 /*
+ * A memory.stat read per pod costs a syscall or three: at 5,000 pods ~20 ms,
+ * more than all else the period does but reading the maps. The averages
+ * span minutes (metricAggregateDurationSeconds, 300 by default), so the
+ * pods' memory is read every 10 s and the last sums used in between.
+ */
+#define BATCH_MEM_REFRESH_S	10.0
+
+/*
  * One period: the window @w (its containers classified by @t) and the
- * memory of every pod in @t at @now_s, then the averages and the batch
+ * memory of every pod in @t at @now_s (read every BATCH_MEM_REFRESH_S), then the averages and the batch
  * capacity with @c's koordBPF.batch and reservedCPUs. As Koordinator, LSE
  * pods count CPU at request when the kubelet gave it (they never lend CPU),
  * and so do high-priority pods without cgroups (@host's unseen_*).

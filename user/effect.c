@@ -6,10 +6,10 @@
 
 void waits_add(struct waits *acc, const struct cg_window *cw)
 {
-	unsigned int i;
+	__u32 i;
 
-	for (i = 0; i < HIST_BUCKETS; i++)
-		acc->hist[i] += cw->hist[i];
+	for (i = 0; i < cw->nhist; i++)
+		acc->hist[cw->hist[i].bucket] += cw->hist[i].count;
 	acc->count += cw->wait_count;
 	acc->sum_ns += cw->wait_ns;
 	if (cw->wait_max > acc->max_ns)

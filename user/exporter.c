@@ -66,38 +66,69 @@ static const struct exp_hist *exp_find(const struct exporter *e, __u64 cgid)
 	return bsearch(&cgid, e->v, e->n, sizeof(*e->v), cmp_cgid);
 }
 
+/* A window's buckets into Prometheus buckets: only those that rose. */
+static void fold_cells(__u64 *le, const struct cg_window *cw)
+{
+	__u32 i;
+
+	for (i = 0; i < cw->nhist; i++)
+		le[le_map[cw->hist[i].bucket]] += cw->hist[i].count;
+}
+
+/* @h from @old (may be @h itself) and the window @cw, or from the sample @cs. */
+static void update_one(struct exp_hist *h, const struct exp_hist *old,
+		       const struct cg_window *cw, const struct cg_sample *cs)
+{
+	if (old && cw && cs->s.wait_count >= old->wait_count && cs->s.cpu_ns >= old->cpu_ns) {
+		if (h != old)
+			*h = *old;
+		fold_cells(h->le, cw);
+	} else {
+		/* new, or re-created: everything since the collector started */
+		memset(h, 0, sizeof(*h));
+		fold(h->le, cs->hist);
+	}
+	h->cgid = cs->cgid;
+	h->wait_count = cs->s.wait_count;
+	h->cpu_ns = cs->s.cpu_ns;
+}
+
 int exporter_update(struct exporter *e, const struct window *w, const struct sample *b)
 {
-	struct exp_hist *v = calloc(b->n ? b->n : 1, sizeof(*v));
-	const struct cg_window *cw;
 	const struct exp_hist *old;
-	size_t i;
+	const struct cg_window *cw;
+	bool same = e->n == b->n;
+	struct exp_hist *v;
+	size_t i, j = 0, k = 0;
 
+	le_map_init();
+	/* The same containers as last period (the usual case): update in place. */
+	for (i = 0; same && i < b->n; i++)
+		same = e->v[i].cgid == b->v[i].cgid;
+	v = same ? e->v : calloc(b->n ? b->n : 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	le_map_init();
+	/* b, e->v and w are all sorted by container: one merge, no lookups */
 	for (i = 0; i < b->n; i++) {
 		const struct cg_sample *cs = &b->v[i];
-		struct exp_hist *h = &v[i];
 
-		old = exp_find(e, cs->cgid);
-		cw = w ? window_find(w, cs->cgid) : NULL;
-		if (old && cw && cs->s.wait_count >= old->wait_count && cs->s.cpu_ns >= old->cpu_ns) {
-			*h = *old;
-			fold(h->le, cw->hist);
+		if (same) {
+			old = &e->v[i];
 		} else {
-			/* new, or re-created: everything since the collector started */
-			memset(h, 0, sizeof(*h));
-			fold(h->le, cs->hist);
+			while (j < e->n && e->v[j].cgid < cs->cgid)
+				j++;
+			old = j < e->n && e->v[j].cgid == cs->cgid ? &e->v[j] : NULL;
 		}
-		h->cgid = cs->cgid;
-		h->wait_count = cs->s.wait_count;
-		h->cpu_ns = cs->s.cpu_ns;
+		while (w && k < w->n && w->v[k].cgid < cs->cgid)
+			k++;
+		cw = w && k < w->n && w->v[k].cgid == cs->cgid ? &w->v[k] : NULL;
+		update_one(&v[i], old, cw, cs);
 	}
-	/* b is sorted by cgid, and so is v */
-	free(e->v);
-	e->v = v;
-	e->n = b->n;
+	if (!same) {
+		free(e->v);
+		e->v = v;
+		e->n = b->n;
+	}
 	return 0;
 }
 
@@ -110,11 +141,28 @@ void exporter_free(struct exporter *e)
 
 /* ---- text ---- */
 
+/* A text buffer; with a sink, what is in it goes there whenever it would grow. */
 struct sb {
 	char *p;
 	size_t n, cap;
 	int err;
+	const struct exporter_sink *sink;
 };
+
+#define SB_CHUNK	(64 * 1024)	/* what a sink is given at a time, about */
+
+static int sb_flush(struct sb *b)
+{
+	int r;
+
+	if (b->err || !b->n)
+		return b->err;
+	r = b->sink->fn(b->sink->ctx, b->p, b->n);
+	if (r)
+		b->err = r < 0 ? r : -EIO;
+	b->n = 0;
+	return b->err;
+}
 
 static int sb_reserve(struct sb *b, size_t more)
 {
@@ -122,6 +170,10 @@ static int sb_reserve(struct sb *b, size_t more)
 	char *p;
 
 	if (b->err)
+		return -1;
+	if (b->n + more + 1 <= b->cap)
+		return 0;
+	if (b->sink && b->n && sb_flush(b))
 		return -1;
 	if (b->n + more + 1 <= b->cap)
 		return 0;
@@ -331,7 +383,8 @@ static char *container_labels(const struct container *c)
 		free(b.p);
 		return NULL;
 	}
-	return b.p;
+	/* kept for the whole render, one per container: not the 4 KiB a buffer starts with */
+	return realloc(b.p, b.n + 1) ?: b.p;
 }
 
 /* One container's sample: name{labels[,extra]} value\n, the value in seconds or as a count. */
@@ -366,11 +419,11 @@ static const enum koord_class class_order[] = {
 	KC_LSE, KC_LSR, KC_LS, KC_BE, KC_SYSTEM, KC_UNCLASSIFIED,
 };
 
-int exporter_render(const struct exporter *e, const struct sample *s, const struct window *w,
-		    const struct container_table *t, const struct exporter_info *info,
-		    char **out, size_t *len)
+static int render(const struct exporter *e, const struct sample *s, const struct window *w,
+		  const struct container_table *t, const struct exporter_info *info,
+		  const struct exporter_sink *sink, char **out, size_t *len)
 {
-	struct sb b = {};
+	struct sb b = { .sink = sink };
 	char **labels = calloc(s->n ? s->n : 1, sizeof(*labels));
 	size_t *ll = calloc(s->n ? s->n : 1, sizeof(*ll));
 	size_t i, per_class[KC_NR] = {}, unknown = 0, est;
@@ -409,9 +462,12 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 		else
 			ll[i] = strlen(labels[i]);
 	}
-	/* One allocation: the lines per container, each its labels and ~60 bytes more. */
-	est = 8192;
-	for (i = 0; i < s->n; i++)
+	/*
+	 * To a sink: in chunks. To a buffer: one allocation, the lines per
+	 * container, each its labels and ~60 bytes more.
+	 */
+	est = SB_CHUNK - 1;	/* with the NUL: the chunk */
+	for (i = 0; !sink && i < s->n; i++)
 		est += (ll[i] + 64) * (EXP_LE_N + 4 + ST_NR + 4);
 	sb_reserve(&b, est);
 	for (i = 0; i < t->n; i++)
@@ -560,6 +616,11 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 		free(labels[i]);
 	free(labels);
 	free(ll);
+	if (sink) {
+		sb_flush(&b);
+		free(b.p);
+		return b.err;
+	}
 	if (b.err) {
 		free(b.p);
 		return b.err;
@@ -569,4 +630,18 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 	*out = b.p;
 	*len = b.n;
 	return b.p ? 0 : -ENOMEM;
+}
+
+int exporter_render(const struct exporter *e, const struct sample *s, const struct window *w,
+		    const struct container_table *t, const struct exporter_info *info,
+		    char **out, size_t *len)
+{
+	return render(e, s, w, t, info, NULL, out, len);
+}
+
+int exporter_render_to(const struct exporter *e, const struct sample *s, const struct window *w,
+		       const struct container_table *t, const struct exporter_info *info,
+		       const struct exporter_sink *sink)
+{
+	return render(e, s, w, t, info, sink, NULL, NULL);
 }

@@ -75,6 +75,19 @@ int exporter_render(const struct exporter *e, const struct sample *s, const stru
 		    char **out, size_t *len);
 
 /*
+ * Where a render can go instead of one buffer: @fn is given the text in
+ * order, a piece of about 64 KiB at a time (so a render holds no more);
+ * a non-zero return stops the render, which returns it (-EIO when > 0).
+ */
+struct exporter_sink {
+	int (*fn)(void *ctx, const char *p, size_t n);
+	void *ctx;
+};
+int exporter_render_to(const struct exporter *e, const struct sample *s, const struct window *w,
+		       const struct container_table *t, const struct exporter_info *info,
+		       const struct exporter_sink *sink);
+
+/*
  * Append @v to @buf as a label value: backslash, double quote and newline
  * escaped as the format requires; bytes that are not UTF-8 become U+FFFD.
  * Returns the length written (at most 3 * strlen(v)), NUL-terminated.

@@ -20,21 +20,11 @@ __u64 hist_upper(unsigned int i)
 	return hist_lower(i + 1);
 }
 
-__u64 hist_quantile(const __u32 *buckets, __u64 total, double q, __u64 max)
+/* The value reported for a rank in bucket @i: its midpoint (exact below 16 ns), at most @max. */
+static __u64 bucket_value(unsigned int i, __u64 max)
 {
-	__u64 rank, seen = 0, v;
-	unsigned int i;
+	__u64 v;
 
-	if (!total)
-		return 0;
-	rank = (__u64)ceil(q * (double)total);
-	if (rank < 1)
-		rank = 1;
-	for (i = 0; i < HIST_BUCKETS; i++) {
-		seen += buckets[i];
-		if (seen >= rank)
-			break;
-	}
 	if (i >= HIST_BUCKETS)
 		i = HIST_BUCKETS - 1;
 	if (i < HIST_SUB || i == HIST_BUCKETS - 1)
@@ -42,4 +32,44 @@ __u64 hist_quantile(const __u32 *buckets, __u64 total, double q, __u64 max)
 	else
 		v = hist_lower(i) + (hist_upper(i) - hist_lower(i)) / 2;
 	return max && v > max ? max : v;
+}
+
+static __u64 rank_of(__u64 total, double q)
+{
+	__u64 rank = (__u64)ceil(q * (double)total);
+
+	return rank < 1 ? 1 : rank;
+}
+
+__u64 hist_quantile(const __u32 *buckets, __u64 total, double q, __u64 max)
+{
+	__u64 rank, seen = 0;
+	unsigned int i;
+
+	if (!total)
+		return 0;
+	rank = rank_of(total, q);
+	for (i = 0; i < HIST_BUCKETS; i++) {
+		seen += buckets[i];
+		if (seen >= rank)
+			break;
+	}
+	return bucket_value(i, max);
+}
+
+__u64 hist_cells_quantile(const struct hist_cell *cells, size_t n, __u64 total, double q,
+			  __u64 max)
+{
+	__u64 rank, seen = 0;
+	size_t i;
+
+	if (!total || !n)
+		return 0;
+	rank = rank_of(total, q);
+	for (i = 0; i < n; i++) {
+		seen += cells[i].count;
+		if (seen >= rank)
+			break;
+	}
+	return bucket_value(i < n ? cells[i].bucket : HIST_BUCKETS - 1, max);
 }

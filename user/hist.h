@@ -3,8 +3,15 @@
 #ifndef KOORD_HIST_H
 #define KOORD_HIST_H
 
+#include <stddef.h>
 #include <linux/types.h>
 #include "../bpf/koord.h"
+
+/* A bucket with a count: a window's histogram keeps only these, by bucket. */
+struct hist_cell {
+	__u32 bucket;
+	__u32 count;
+};
 
 /* Bucket @i holds values in [hist_lower(i), hist_upper(i)). */
 __u64 hist_lower(unsigned int i);
@@ -16,5 +23,8 @@ __u64 hist_upper(unsigned int i);
  * (exact below 16 ns), never above @max when @max is non-zero. 0 when empty.
  */
 __u64 hist_quantile(const __u32 *buckets, __u64 total, double q, __u64 max);
+/* The same over the buckets with a count only, @cells sorted by bucket. */
+__u64 hist_cells_quantile(const struct hist_cell *cells, size_t n, __u64 total, double q,
+			  __u64 max);
 
 #endif

@@ -57,11 +57,58 @@ static __u64 delta(__u64 a, __u64 b)
 	return b >= a ? b - a : b;
 }
 
-static void diff_one(const struct cg_sample *a, const struct cg_sample *b, struct cg_window *w)
+/* Room for one more container's histogram in the window's pool. */
+static int cells_reserve(struct window *w, size_t *cap)
+{
+	struct hist_cell *c;
+	size_t n;
+
+	if (w->ncells + HIST_BUCKETS <= *cap)
+		return 0;
+	n = *cap ? *cap * 2 : 4 * HIST_BUCKETS;
+	while (n < w->ncells + HIST_BUCKETS)
+		n *= 2;
+	c = realloc(w->cells, n * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	w->cells = c;
+	*cap = n;
+	return 0;
+}
+
+/*
+ * The buckets that rose from @a to @b, appended to the pool; returns the
+ * waits in them. Equal histograms (a container that did not wait) are
+ * skipped with one compare.
+ */
+static __u64 diff_hist(const __u32 *a, const __u32 *b, struct window *w, __u32 *ncells)
+{
+	struct hist_cell *out = w->cells + w->ncells;
+	__u64 total = 0;
+	unsigned int i;
+	__u32 d;
+
+	*ncells = 0;
+	if (!memcmp(a, b, HIST_BUCKETS * sizeof(*a)))
+		return 0;
+	for (i = 0; i < HIST_BUCKETS; i++) {
+		d = b[i] - a[i];	/* mod 2^32, as BPF counts */
+		if (!d)
+			continue;
+		out[(*ncells)++] = (struct hist_cell){ i, d };
+		total += d;
+	}
+	w->ncells += *ncells;
+	return total;
+}
+
+static void diff_one(const struct cg_sample *a, const struct cg_sample *b, struct window *win,
+		     struct cg_window *w)
 {
 	static const struct cg_sample zero;
 	unsigned int i;
-	__u64 n = 0;
+	__u32 nhist;
+	__u64 n;
 
 	/* Fewer waits than before: the entry was re-created, count from zero. */
 	if (!a || b->s.wait_count < a->s.wait_count)
@@ -81,14 +128,14 @@ static void diff_one(const struct cg_sample *a, const struct cg_sample *b, struc
 	w->inflicted_all_ns = delta(a->s.inflicted_all_ns, b->s.inflicted_all_ns);
 	for (i = 0; i < PMU_NR; i++)
 		w->pmu[i] = delta(a->s.pmu[i], b->s.pmu[i]);
-	for (i = 0; i < HIST_BUCKETS; i++) {
-		w->hist[i] = b->hist[i] - a->hist[i];	/* mod 2^32, as BPF counts */
-		n += w->hist[i];
-	}
+	n = diff_hist(a->hist, b->hist, win, &nhist);
+	w->nhist = nhist;	/* hist is set once the pool stops moving */
 	w->wait_max = w->wait_count ? b->epoch_max : 0;
 	/* The histogram is read a moment after the counters: rank within it. */
-	w->p50_ns = hist_quantile(w->hist, n, 0.50, w->wait_max);
-	w->p99_ns = hist_quantile(w->hist, n, 0.99, w->wait_max);
+	w->p50_ns = hist_cells_quantile(win->cells + win->ncells - nhist, nhist, n, 0.50,
+					w->wait_max);
+	w->p99_ns = hist_cells_quantile(win->cells + win->ncells - nhist, nhist, n, 0.99,
+					w->wait_max);
 }
 
 int cg_cpu_part_cmp(const void *x, const void *y)
@@ -100,11 +147,11 @@ int cg_cpu_part_cmp(const void *x, const void *y)
 	return a->cpu < b->cpu ? -1 : a->cpu > b->cpu;
 }
 
-/* Per container and CPU increases, for pairing culprits with victims. */
+/* Per container and CPU increases, for pairing culprits with victims (both sorted: a merge). */
 static int diff_parts(const struct sample *a, const struct sample *b, struct window *w)
 {
 	const struct cg_cpu_part *pa;
-	size_t i;
+	size_t i, j = 0;
 
 	if (!b->npc)
 		return 0;
@@ -115,7 +162,9 @@ static int diff_parts(const struct sample *a, const struct sample *b, struct win
 		const struct cg_cpu_part *pb = &b->pc[i];
 		struct cg_cpu_part *d = &w->pc[w->npc++];
 
-		pa = a->npc ? bsearch(pb, a->pc, a->npc, sizeof(*pb), cg_cpu_part_cmp) : NULL;
+		while (j < a->npc && cg_cpu_part_cmp(&a->pc[j], pb) < 0)
+			j++;
+		pa = j < a->npc && !cg_cpu_part_cmp(&a->pc[j], pb) ? &a->pc[j] : NULL;
 		*d = *pb;
 		if (pa) {
 			d->steal_be_ns = delta(pa->steal_be_ns, pb->steal_be_ns);
@@ -127,7 +176,8 @@ static int diff_parts(const struct sample *a, const struct sample *b, struct win
 
 int window_compute(const struct sample *a, const struct sample *b, struct window *w)
 {
-	size_t i;
+	size_t i, j = 0, cap = 0, off = 0;
+	const struct cg_sample *pa;
 
 	memset(w, 0, sizeof(*w));
 	w->dur_ns = b->mono_ns - a->mono_ns;
@@ -138,9 +188,21 @@ int window_compute(const struct sample *a, const struct sample *b, struct window
 	w->v = calloc(b->n, sizeof(*w->v));
 	if (!w->v)
 		return -ENOMEM;
+	/* both sorted by container: one merge, no lookups */
 	for (i = 0; i < b->n; i++) {
-		diff_one(sample_find(a, b->v[i].cgid), &b->v[i], &w->v[w->n]);
+		while (j < a->n && a->v[j].cgid < b->v[i].cgid)
+			j++;
+		pa = j < a->n && a->v[j].cgid == b->v[i].cgid ? &a->v[j] : NULL;
+		if (cells_reserve(w, &cap)) {
+			window_free(w);
+			return -ENOMEM;
+		}
+		diff_one(pa, &b->v[i], w, &w->v[w->n]);
 		w->v[w->n++].pmu_source = b->pmu_source;
+	}
+	for (i = 0; i < w->n; i++) {
+		w->v[i].hist = w->v[i].nhist ? w->cells + off : NULL;
+		off += w->v[i].nhist;
 	}
 	return diff_parts(a, b, w);
 }
@@ -152,9 +214,30 @@ const struct cg_window *window_find(const struct window *w, __u64 cgid)
 	return bsearch(&cgid, w->v, w->n, sizeof(*w->v), cmp_cgid);
 }
 
+__u32 window_hist_count(const struct cg_window *cw, unsigned int bucket)
+{
+	__u32 i;
+
+	for (i = 0; i < cw->nhist; i++)
+		if (cw->hist[i].bucket == bucket)
+			return cw->hist[i].count;
+	return 0;
+}
+
+__u64 window_hist_total(const struct cg_window *cw)
+{
+	__u64 n = 0;
+	__u32 i;
+
+	for (i = 0; i < cw->nhist; i++)
+		n += cw->hist[i].count;
+	return n;
+}
+
 void window_free(struct window *w)
 {
 	free(w->v);
+	free(w->cells);
 	free(w->pc);
 	memset(w, 0, sizeof(*w));
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "../bpf/koord.h"
+#include "hist.h"
 
 /* One container's counters at one moment, summed over CPUs. */
 struct cg_sample {
@@ -48,7 +49,13 @@ struct cg_window {
 	__u64 p50_ns, p99_ns;
 	enum pmu_source pmu_source;	/* PMU_SOURCE_OFF: pmu[] means nothing */
 	__u64 pmu[PMU_NR];
-	__u32 hist[HIST_BUCKETS];
+	/*
+	 * The buckets whose count rose, by bucket (in the window's pool);
+	 * nhist 0 and hist NULL when none did: an idle container's window
+	 * costs no histogram.
+	 */
+	const struct hist_cell *hist;
+	__u32 nhist;
 };
 
 struct window {
@@ -56,6 +63,8 @@ struct window {
 	__u64 counters[CNT_NR];
 	struct cg_window *v;
 	size_t n;
+	struct hist_cell *cells;	/* every container's hist, one after another */
+	size_t ncells;
 	struct cg_cpu_part *pc;	/* increases per container and CPU, sorted */
 	size_t npc;
 };
@@ -76,6 +85,10 @@ void sample_free(struct sample *s);
  */
 int window_compute(const struct sample *a, const struct sample *b, struct window *w);
 const struct cg_window *window_find(const struct window *w, __u64 cgid);
+/* The count of @bucket in @cw's window (0 when it has none). */
+__u32 window_hist_count(const struct cg_window *cw, unsigned int bucket);
+/* The waits counted in @cw's histogram (wait_count may be ahead by a wait in flight). */
+__u64 window_hist_total(const struct cg_window *cw);
 void window_free(struct window *w);
 
 #endif

@@ -102,8 +102,7 @@ static int measure(const char *name, enum workload wl, unsigned int seconds)
 		printf("%s: no waits measured\n", name);
 		return -1;
 	}
-	for (i = 0; i < HIST_BUCKETS; i++)
-		total += pw->hist[i];
+	total = window_hist_total(pw);
 	lost = w.counters[CNT_EVENTS_DROPPED] + w.counters[CNT_EVENTS_RB_FULL];
 	qsort(r.v, r.n, sizeof(*r.v), cmp_u64);
 	printf("\n%s: %zu waits recorded, %llu in the histogram, %llu records lost, %u s\n", name,
@@ -111,7 +110,7 @@ static int measure(const char *name, enum workload wl, unsigned int seconds)
 	printf("  percentile    exact_us    hist_us   error   budget\n");
 	for (i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
 		__u64 exact = quantile(r.v, r.n, qs[i]);
-		__u64 est = hist_quantile(pw->hist, total, qs[i], pw->wait_max);
+		__u64 est = hist_cells_quantile(pw->hist, pw->nhist, total, qs[i], pw->wait_max);
 		double err = exact ? fabs((double)est - exact) / exact : 0;
 
 		over += err > BUDGET;

@@ -308,20 +308,26 @@ static void test_node(void **state)
 			 1500);
 	json_object_put(doc);
 
-	/* a second period: the mean of both; a pod gone from memory counts as failed */
+	/* a second period: the mean of both; a pod gone from memory counts as failed ... */
 	cw[2].cpu_ns = 0;
 	snprintf(memroot, sizeof(memroot), "%s/mem" BESTEF "/memory.stat", root);
 	remove(memroot);
 	snprintf(memroot, sizeof(memroot), "%s/mem", root);
+	/* ... but the pods' memory is read again only BATCH_MEM_REFRESH_S later */
 	assert_int_equal(batch_node_period(&b, &c, &w, &t, &host, 51), 0);
 	assert_int_equal(b.samples, 2);
 	assert_float_equal(b.cpu.node_used, 6.5, 1e-9);
-	assert_float_equal(b.mem.pods_used, (double)(1ull * 280 << 20), 0);
+	assert_float_equal(b.mem.pods_used, (double)(1ull * 380 << 20), 0);
+	assert_int_equal(b.mem_cgroups_failed, 0);
+	assert_int_equal(batch_node_period(&b, &c, &w, &t, &host, 50 + BATCH_MEM_REFRESH_S), 0);
+	assert_int_equal(b.samples, 3);
+	assert_float_equal(b.cpu.node_used, 6, 1e-9);
+	assert_float_equal(b.mem.pods_used, (double)((2ull * 380 + 180) << 20) / 3, 1);
 	assert_int_equal(b.mem_cgroups_failed, 1);
 
 	/* meminfo unreadable: no memory figures, CPU still */
 	snprintf(meminfo, sizeof(meminfo), "%s/nonexistent", root);
-	assert_int_equal(batch_node_period(&b, &c, &w, &t, &host, 52), 0);
+	assert_int_equal(batch_node_period(&b, &c, &w, &t, &host, 61), 0);
 	assert_false(b.mem_ok);
 	f = open_memstream(&buf, &len);
 	batch_node_metrics(&b, f);

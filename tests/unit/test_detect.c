@@ -121,6 +121,8 @@ static int teardown(void **state)
 /* A one-second window where the LS container's p99 is @p99_ns and the BE one ran. */
 static void window_of(struct fixture *fx, struct window *w, struct cg_window *v, __u64 p99_ns)
 {
+	static struct hist_cell cell;
+
 	memset(v, 0, 2 * sizeof(*v));
 	v[0] = (struct cg_window){ .cgid = fx->ls < fx->be ? fx->ls : fx->be };
 	v[1] = (struct cg_window){ .cgid = fx->ls < fx->be ? fx->be : fx->ls };
@@ -129,7 +131,9 @@ static void window_of(struct fixture *fx, struct window *w, struct cg_window *v,
 			continue;
 		v[i].p99_ns = p99_ns;
 		v[i].wait_count = 100;
-		v[i].hist[hist_bucket(p99_ns)] = 100;
+		cell = (struct hist_cell){ hist_bucket(p99_ns), 100 };
+		v[i].hist = &cell;
+		v[i].nhist = 1;
 		v[i].wait_max = p99_ns;
 	}
 	*w = (struct window){ .dur_ns = 1000000000, .v = v, .n = 2 };

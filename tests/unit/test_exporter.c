@@ -2,6 +2,7 @@
 /* The Prometheus exposition: exact text, label escaping, histogram buckets. */
 #include <stdarg.h>
 #include <stddef.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <ftw.h>
@@ -383,6 +384,142 @@ static void histogram_buckets(void **state)
 	assert_null(strstr(render(fx, NULL), "_bucket{"));
 }
 
+/* The sum of a container's Prometheus buckets in the exporter, -1 when it has none. */
+static long long exp_total(const struct exporter *e, __u64 cgid)
+{
+	long long n = 0;
+	size_t i, k;
+
+	for (i = 0; i < e->n; i++) {
+		if (e->v[i].cgid != cgid)
+			continue;
+		for (k = 0; k <= EXP_LE_N; k++)
+			n += e->v[i].le[k];
+		return n;
+	}
+	return -1;
+}
+
+/* Next sample: @fx->b becomes @fx->a, a new empty @fx->b. */
+static void next_sample(struct fixture *fx)
+{
+	sample_free(&fx->a);
+	fx->a = fx->b;
+	memset(&fx->b, 0, sizeof(fx->b));
+	window_free(&fx->w);
+}
+
+static void waits(struct sample *s, __u64 cgid, __u32 n)
+{
+	struct cg_sample *cs = sample_add(s, cgid);
+
+	cs->s.wait_count = n;
+	cs->hist[hist_bucket(5000)] = n;
+}
+
+/*
+ * Containers carry their sums over while others come and go around them
+ * (the exporter's merge), and in place while the set stays the same.
+ */
+static void update_merges(void **state)
+{
+	struct fixture *fx = *state;
+	struct exp_hist *v;
+
+	waits(&fx->b, 20, 5);
+	waits(&fx->b, 40, 7);
+	assert_int_equal(exporter_update(&fx->e, NULL, &fx->b), 0);
+	assert_int_equal(exp_total(&fx->e, 20), 5);
+	assert_int_equal(exp_total(&fx->e, 40), 7);
+
+	/* the same set: in place, idle 40 unchanged, 20 grows by the window */
+	next_sample(fx);
+	waits(&fx->b, 20, 9);
+	waits(&fx->b, 40, 7);
+	v = fx->e.v;
+	assert_int_equal(window_compute(&fx->a, &fx->b, &fx->w), 0);
+	assert_int_equal(exporter_update(&fx->e, &fx->w, &fx->b), 0);
+	assert_ptr_equal(fx->e.v, v);
+	assert_int_equal(exp_total(&fx->e, 20), 9);
+	assert_int_equal(exp_total(&fx->e, 40), 7);
+
+	/*
+	 * 10 and 30 new, 20 gone, 40 waits again. The bucket counts are what
+	 * the exporter added up: 40's sample is bumped past its own history to
+	 * show that its sum comes from the window, not from the sample.
+	 */
+	next_sample(fx);
+	waits(&fx->b, 10, 2);
+	waits(&fx->b, 30, 3);
+	waits(&fx->b, 40, 8);
+	sample_sort(&fx->b);
+	assert_int_equal(window_compute(&fx->a, &fx->b, &fx->w), 0);
+	fx->b.v[2].hist[hist_bucket(5000)] = 1000;
+	assert_int_equal(exporter_update(&fx->e, &fx->w, &fx->b), 0);
+	assert_int_equal(fx->e.n, 3);
+	assert_int_equal(exp_total(&fx->e, 10), 2);
+	assert_int_equal(exp_total(&fx->e, 20), -1);
+	assert_int_equal(exp_total(&fx->e, 30), 3);
+	assert_int_equal(exp_total(&fx->e, 40), 8);
+	assert_true(fx->e.v[0].cgid < fx->e.v[1].cgid && fx->e.v[1].cgid < fx->e.v[2].cgid);
+}
+
+struct pieces {
+	char *text;
+	size_t n, calls, largest;
+	int fail_at;	/* that call returns -ENOSPC; 0: none */
+};
+
+static int collect(void *ctx, const char *p, size_t n)
+{
+	struct pieces *pc = ctx;
+
+	if (++pc->calls == (size_t)pc->fail_at)
+		return -ENOSPC;
+	pc->text = realloc(pc->text, pc->n + n + 1);
+	assert_non_null(pc->text);
+	memcpy(pc->text + pc->n, p, n);
+	pc->n += n;
+	pc->text[pc->n] = '\0';
+	if (n > pc->largest)
+		pc->largest = n;
+	return 0;
+}
+
+/*
+ * A render to a sink is the same text as to one buffer, given in pieces of
+ * about 64 KiB (so the whole text is never held), and a sink's error stops it.
+ */
+static void render_to_sink(void **state)
+{
+	struct fixture *fx = *state;
+	struct exporter_info info = { .version = "test", .last_period_s = -1, .scans = 1 };
+	struct pieces pc = {};
+	struct exporter_sink sink = { collect, &pc };
+	char name[32];
+	size_t i;
+
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "/c%zu", i);
+		waits(&fx->b, mkcg(fx, name), i + 1);
+	}
+	scan(fx);
+	sample_sort(&fx->b);
+	assert_int_equal(exporter_update(&fx->e, NULL, &fx->b), 0);
+	render(fx, NULL);
+	assert_true(strlen(fx->out) > 4 * 65536);
+	assert_int_equal(exporter_render_to(&fx->e, &fx->b, NULL, &fx->t, &info, &sink), 0);
+	assert_string_equal(pc.text, fx->out);
+	assert_true(pc.calls >= 4);
+	assert_true(pc.largest <= 65536);
+
+	free(pc.text);
+	pc = (struct pieces){ .fail_at = 2 };
+	assert_int_equal(exporter_render_to(&fx->e, &fx->b, NULL, &fx->t, &info, &sink), -ENOSPC);
+	assert_int_equal(pc.calls, 2);
+	free(pc.text);
+}
+
 /* Hardware counters appear only when they are real; collector_info says which. */
 static void hardware_counters(void **state)
 {
@@ -432,6 +569,8 @@ int main(void)
 		cmocka_unit_test(le_are_bucket_bounds),
 		cmocka_unit_test_setup_teardown(histogram_buckets, setup, teardown),
 		cmocka_unit_test_setup_teardown(hardware_counters, setup, teardown),
+		cmocka_unit_test_setup_teardown(update_merges, setup, teardown),
+		cmocka_unit_test_setup_teardown(render_to_sink, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("exporter", tests, NULL, NULL);

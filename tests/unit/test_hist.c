@@ -116,7 +116,9 @@ static void window_differences(void **state)
 	assert_int_equal(cw->wait_count, 20);
 	assert_int_equal(cw->wait_ns, 4000);
 	assert_int_equal(cw->steal_ns[KC_BE], 2000);
-	assert_int_equal(cw->hist[hist_bucket(100)], 20);
+	assert_int_equal(window_hist_count(cw, hist_bucket(100)), 20);
+	assert_int_equal(cw->nhist, 1);	/* only the bucket that rose */
+	assert_int_equal(window_hist_total(cw), 20);
 	assert_int_equal(cw->p99_ns, 100);	/* clamped to the window's max */
 	cw = window_find(&w, 3);
 	assert_non_null(cw);
@@ -156,7 +158,93 @@ static void window_hist_wraps(void **state)
 	a.v[0].hist[hist_bucket(50)] = 0xfffffffb;
 	b.v[0].hist[hist_bucket(50)] = 5;
 	assert_int_equal(window_compute(&a, &b, &w), 0);
-	assert_int_equal(w.v[0].hist[hist_bucket(50)], 10);
+	assert_int_equal(window_hist_count(&w.v[0], hist_bucket(50)), 10);
+	window_free(&w);
+	sample_free(&a);
+	sample_free(&b);
+}
+
+/* The quantile over the buckets with a count agrees with the one over all buckets. */
+static void cells_quantile_agrees(void **state)
+{
+	static __u32 h[HIST_BUCKETS];
+	struct hist_cell cells[HIST_BUCKETS];
+	static const double qs[] = { 0.01, 0.5, 0.9, 0.99, 0.999, 1 };
+	unsigned int i, round, q;
+	size_t n;
+	__u64 total;
+
+	assert_int_equal(hist_cells_quantile(NULL, 0, 0, 0.5, 0), 0);
+	for (round = 1; round < 50; round++) {
+		memset(h, 0, sizeof(h));
+		total = n = 0;
+		for (i = 0; i < HIST_BUCKETS; i++) {
+			h[i] = (i * 7919u + round * 104729u) % (round + 37) < 3 ? i % 9 + round : 0;
+			if (h[i]) {
+				cells[n++] = (struct hist_cell){ i, h[i] };
+				total += h[i];
+			}
+		}
+		assert_true(n > 0);
+		for (q = 0; q < sizeof(qs) / sizeof(qs[0]); q++) {
+			assert_int_equal(hist_cells_quantile(cells, n, total, qs[q], 0),
+					 hist_quantile(h, total, qs[q], 0));
+			assert_int_equal(hist_cells_quantile(cells, n, total, qs[q], 777),
+					 hist_quantile(h, total, qs[q], 777));
+		}
+	}
+}
+
+/*
+ * A container that did not wait in the window carries no histogram; those
+ * that did carry only their risen buckets, in order; a re-created entry
+ * counts from zero; and containers are matched by id across samples of
+ * different membership.
+ */
+static void window_hist_sparse(void **state)
+{
+	struct sample a = {}, b = {};
+	const struct cg_window *cw;
+	struct window w;
+	unsigned int i;
+
+	add(&a, 2, 0, 10, 10, 50);
+	add(&a, 4, 0, 10, 10, 50);
+	add(&a, 6, 0, 10, 10, 50);
+	add(&a, 8, 0, 500, 10, 50);
+	add(&b, 1, 0, 3, 10, 70);		/* new */
+	add(&b, 4, 0, 10, 10, 50);		/* idle */
+	add(&b, 6, 0, 16, 10, 50);		/* waited: two buckets rose */
+	add(&b, 8, 0, 7, 10, 900);		/* re-created: fewer waits */
+	b.v[2].hist[hist_bucket(50)] = 10;	/* unchanged there */
+	b.v[2].hist[hist_bucket(3000)] = 2;
+	b.v[2].hist[hist_bucket(20)] = 4;
+	sample_sort(&a);
+	sample_sort(&b);
+	assert_int_equal(window_compute(&a, &b, &w), 0);
+	assert_int_equal(w.n, 4);
+	cw = window_find(&w, 4);
+	assert_int_equal(cw->nhist, 0);
+	assert_null(cw->hist);
+	assert_int_equal(cw->p99_ns, 0);
+	cw = window_find(&w, 6);
+	assert_int_equal(cw->wait_count, 6);
+	assert_int_equal(cw->nhist, 2);
+	assert_int_equal(cw->hist[0].bucket, hist_bucket(20));
+	assert_int_equal(cw->hist[0].count, 4);
+	assert_int_equal(cw->hist[1].bucket, hist_bucket(3000));
+	assert_int_equal(window_hist_total(cw), 6);
+	assert_int_equal(window_hist_count(cw, hist_bucket(50)), 0);
+	cw = window_find(&w, 1);
+	assert_int_equal(window_hist_count(cw, hist_bucket(70)), 3);
+	cw = window_find(&w, 8);
+	assert_int_equal(cw->wait_count, 7);
+	assert_int_equal(window_hist_count(cw, hist_bucket(900)), 7);
+	/* the pool holds exactly the cells, in the windows' order */
+	assert_int_equal(w.ncells, 4);
+	for (i = 0; i + 1 < w.n; i++)
+		if (w.v[i].nhist && w.v[i + 1].nhist)
+			assert_ptr_equal(w.v[i].hist + w.v[i].nhist, w.v[i + 1].hist);
 	window_free(&w);
 	sample_free(&a);
 	sample_free(&b);
@@ -171,6 +259,8 @@ int main(void)
 		cmocka_unit_test(quantile_relative_error),
 		cmocka_unit_test(window_differences),
 		cmocka_unit_test(window_hist_wraps),
+		cmocka_unit_test(cells_quantile_agrees),
+		cmocka_unit_test(window_hist_sparse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
