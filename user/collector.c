@@ -116,7 +116,11 @@ static unsigned int slots_for(const struct collector_opts *o, unsigned int nr_cp
 	unsigned int maxc = o->max_containers ? o->max_containers : DEFAULT_MAX_CONTAINERS;
 	unsigned int cap = MAX_CG_CPU_ENTRIES / nr_cpus;
 
-	return maxc + 1 < cap ? maxc + 1 : cap;
+	if (maxc + 1 <= cap)
+		return maxc + 1;
+	log_warn("%u containers at most on %u CPUs (the per-CPU counters are capped at %u entries),"
+		 " not the %u asked", cap - 1, nr_cpus, MAX_CG_CPU_ENTRIES, maxc);
+	return cap;
 }
 
 /* Open, size and load the object for one mode; NULL with errno on failure. */
