@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Container slots run out and come back. With --max-containers three above
+ * the containers already busy on the machine, four new containers each run
+ * a hog: one finds no slot, is counted as container_slots_full and left out,
+ * while the others are measured. Once they are removed, a new container gets
+ * a slot one of them gave back, and its counters are its own: its CPU time is
+ * its hog's, not the second of the container that had the slot before.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include "collector.h"
+#include "testlib.h"
+
+#define NEW	4
+#define RUN_MS	1000
+#define E_MS	300
+
+static struct cpu_hierarchy hier;
+
+/* Containers with a slot right now, read by a collector of its own. */
+static size_t busy_containers(void)
+{
+	struct collector_opts o = { .hier = &hier };
+	struct collector *col;
+	struct sample s = {};
+	size_t n;
+
+	if (collector_open(&o, &col))
+		return 0;
+	sleep_ms(500);
+	collector_sample(col, &s);
+	n = s.n;
+	sample_free(&s);
+	collector_close(col);
+	return n;
+}
+
+static const struct cg_sample *find(const struct sample *s, const char *rel)
+{
+	return sample_find(s, cgroup_id(&hier, rel));
+}
+
+int main(void)
+{
+	struct collector_opts o = { .hier = &hier };
+	const struct cg_sample *cs;
+	char *rel[NEW], *e, name[16], uid[40];
+	struct collector *col;
+	struct sample s = {};
+	size_t busy, in = 0, i;
+	pid_t pid[NEW], ep;
+	__u64 ns, full, e_run;
+
+	require_bpf_env(&hier);
+	busy = busy_containers();
+	if (!check(busy > 0, "containers busy before the test: %zu", busy))
+		return test_summary("test_slots");
+	o.max_containers = busy + NEW - 1;
+	if (!check(!collector_open(&o, &col), "collector with %u container slots",
+		   o.max_containers))
+		return test_summary("test_slots");
+	for (i = 0; i < NEW; i++) {
+		snprintf(name, sizeof(name), "c%zu", i);
+		snprintf(uid, sizeof(uid), "cccccccc-0000-4000-8000-%012zu", i);
+		rel[i] = test_cgroup_make(&hier, test_pod_path(KC_BE, uid, name));
+		pid[i] = rel[i] ? spawn(&hier, rel[i], i % 2, WL_HOG, 0) : -1;
+		sleep_ms(100);	/* one at a time: the last one finds the slots taken */
+	}
+	sleep_ms(RUN_MS);
+	collector_sample(col, &s);
+	full = s.counters[CNT_SLOTS_FULL];
+	for (i = 0; i < NEW; i++) {
+		cs = rel[i] ? find(&s, rel[i]) : NULL;
+		ns = cs ? cs->s.cpu_ns : 0;
+		printf("# %s: %s, cpu %.1f ms\n", rel[i] ? rel[i] : "?", cs ? "measured" : "no slot",
+		       ns / 1e6);
+		if (cs && ns >= RUN_MS * 1000000ull / 4)
+			in++;
+	}
+	check(full > 0, "a container without a slot is counted (container_slots_full %llu)",
+	      (unsigned long long)full);
+	check(in == NEW - 1, "the others are measured: %zu of %d containers ran %d ms with a slot",
+	      in, NEW, RUN_MS);
+
+	/* Remove them all; the slots go back, and the next container reuses one. */
+	for (i = 0; i < NEW; i++)
+		stop(pid[i]);
+	sleep_ms(100);
+	test_cgroup_cleanup();
+	e = test_cgroup_make(&hier, test_pod_path(KC_BE, "cccccccc-0000-4000-8000-0000000000ee", "e"));
+	ep = e ? spawn(&hier, e, 0, WL_HOG, 0) : -1;
+	sleep_ms(E_MS);
+	e_run = ep > 0 ? task_runtime_ns(ep) : 0;
+	stop(ep);
+	collector_sample(col, &s);
+	cs = e ? find(&s, e) : NULL;
+	ns = cs ? cs->s.cpu_ns : 0;
+	printf("# %s: cpu %.1f ms, its hog %.1f ms\n", e ? e : "?", ns / 1e6, e_run / 1e6);
+	check(cs != NULL, "a new container gets a slot given back");
+	check(cs && ns <= e_run + e_run / 10 + 5000000 && ns + ns / 10 + 5000000 >= e_run,
+	      "its CPU time is its own hog's (%.1f vs %.1f ms), nothing of the slot's former owner",
+	      ns / 1e6, e_run / 1e6);
+	sample_free(&s);
+	collector_close(col);
+	for (i = 0; i < NEW; i++)
+		free(rel[i]);
+	free(e);
+	return test_summary("test_slots");
+}
