@@ -123,7 +123,7 @@ static void usage(FILE *f)
 "      --once              one period, print /metrics to stdout and exit\n"
 "      --counter-source S  auto (hardware counters where there is a PMU), hardware,\n"
 "                          software (a stand-in, not exported) or off\n"
-"      --max-containers N  size of the per-container maps (default 4096)\n"
+"      --max-containers N  containers measured at once (default 4096)\n"
 "  -v, --verbose           debug output, including libbpf's\n"
 "  -h, --help              this text\n");
 }

@@ -81,7 +81,7 @@ static void usage(FILE *f)
 "                          software (cpu-clock and page faults stand in: tests), off\n"
 "      --attach MODE       tp_btf or raw_tp (default: the best the kernel takes)\n"
 "      --task-store MODE   storage or hash (default: task storage where available)\n"
-"      --max-containers N  size of the per-container maps (default 4096)\n"
+"      --max-containers N  containers measured at once (default 4096)\n"
 "  -v, --verbose           debug output, including libbpf's\n"
 "  -h, --help              this text\n");
 }

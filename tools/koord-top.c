@@ -81,7 +81,7 @@ static void usage(FILE *f)
 "  -R, --reverse           reverse the sort order\n"
 "      --counter-source S  auto (hardware counters where there is a PMU), hardware,\n"
 "                          software (cpu-clock and page faults stand in), off\n"
-"      --max-containers N  size of the per-container maps (default 4096)\n"
+"      --max-containers N  containers measured at once (default 4096)\n"
 "  -v, --verbose           debug output, including libbpf's\n"
 "  -h, --help              this text\n");
 }

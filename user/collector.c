@@ -161,7 +161,8 @@ static struct koord *load(const struct collector_opts *o, unsigned int nr_cpus,
 	bpf_map__set_max_entries(s->maps.cg_hist, nr_slots);
 	bpf_map__set_max_entries(s->maps.cg_slot, nr_slots);
 	bpf_map__set_max_entries(s->maps.free_slots, nr_slots);
-	bpf_map__set_max_entries(s->maps.cg_class, maxc);
+	/* Classes are published per cgroup, and pods and QoS levels are cgroups too. */
+	bpf_map__set_max_entries(s->maps.cg_class, 2 * maxc + 64);
 	select_programs(s, attach == ATTACH_TP_BTF, hash);
 	err = koord__load(s);
 	if (err) {
@@ -505,14 +506,19 @@ int collector_set_classes(struct collector *c, const struct container_table *t)
 	for (i = 0; i < nstale; i++)
 		bpf_map_delete_elem(fd, &stale[i]);
 	free(stale);
-	for (i = 0; i < t->n; i++) {
+	for (i = 0; i < t->n && !err; i++) {
 		cls = t->v[i].ident.qos;
-		if (bpf_map_update_elem(fd, &t->v[i].id, &cls, BPF_ANY)) {
+		if (!bpf_map_update_elem(fd, &t->v[i].id, &cls, BPF_ANY))
+			continue;
+		if (errno != E2BIG) {
 			err = -errno;
-			log_warn("cannot publish the class of %s: %s (more than --max-containers?)",
-				 t->v[i].path, strerror(errno));
-			break;
+			log_warn("cannot publish the class of %s: %s", t->v[i].path, strerror(errno));
+			continue;
 		}
+		/* Over capacity is no reason to stop measuring: the rest count as unclassified. */
+		log_warn("%zu of %zu cgroups do not fit the class map (2 x --max-containers + 64): "
+			 "their tasks count as unclassified", t->n - i, t->n);
+		break;
 	}
 	__atomic_add_fetch(&c->skel->bss->class_gen, 1, __ATOMIC_SEQ_CST);
 	return err;

@@ -6,6 +6,8 @@
  * while the others are measured. Once they are removed, a new container gets
  * a slot one of them gave back, and its counters are its own: its CPU time is
  * its hog's, not the second of the container that had the slot before.
+ * More cgroups than the class map holds are published as far as they fit,
+ * with a warning, not an error.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +84,21 @@ int main(void)
 	      (unsigned long long)full);
 	check(in == NEW - 1, "the others are measured: %zu of %d containers ran %d ms with a slot",
 	      in, NEW, RUN_MS);
+
+	/* More cgroups than the class map holds: published as far as they fit, not an error. */
+	{
+		struct container_table t = {};
+
+		for (i = 0; i < 2 * o.max_containers + 64; i++) {
+			snprintf(uid, sizeof(uid), "dddddddd-0000-4000-8000-%012zu", i);
+			free(test_cgroup_make(&hier, test_pod_path(KC_BE, uid, "x")));
+		}
+		container_table_scan(&t, hier.root, NULL, NULL);
+		check(t.n > 2 * o.max_containers + 64 && collector_set_classes(col, &t) == 0,
+		      "%zu cgroups, more than the class map's %u: classes published as far as they fit",
+		      t.n, 2 * o.max_containers + 64);
+		container_table_free(&t);
+	}
 
 	/* Remove them all; the slots go back, and the next container reuses one. */
 	for (i = 0; i < NEW; i++)
