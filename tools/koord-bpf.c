@@ -792,14 +792,23 @@ static char *json_body(json_object *doc, size_t *len)
 	return out;
 }
 
+/*
+ * /api/containers. Each container's object is written out and freed as soon
+ * as it is made, into the document's empty "containers" array: built whole,
+ * the json-c tree of 10,000 containers took ≈ 95 MiB.
+ */
 static char *api_json(struct daemon *d, const struct window *w, const struct suspects *sus,
 		      size_t *len)
 {
-	json_object *doc = json_object_new_object(), *arr = json_object_new_array();
+	static const char slot[] = "\"containers\":[]";
+	const int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
+	json_object *doc = json_object_new_object();
 	json_object *hier = json_object_new_object(), *col = json_object_new_object();
 	const struct cg_window **rows;
 	size_t i, n = report_rows(w, &rows);
-	char verdict[1024];
+	const char *text, *at;
+	char verdict[1024], *out = NULL;
+	FILE *f;
 
 	json_object_object_add(doc, "period_s", json_object_new_double(d->cfg.period_s));
 	json_object_object_add(doc, "duration_s", json_object_new_double(w->dur_ns / 1e9));
@@ -815,23 +824,41 @@ static char *api_json(struct daemon *d, const struct window *w, const struct sus
 			       json_object_new_uint64(w->counters[CNT_SLOTS_FULL] +
 						      w->counters[CNT_TASK_FULL]));
 	json_object_object_add(doc, "collector", col);
-	for (i = 0; i < n; i++) {
-		json_object *o = report_container_json(rows[i],
-					container_table_get(&d->table, rows[i]->cgid));
-		json_object *enf = d->enf ? enforcer_container_json(d->enf, rows[i]->cgid) : NULL;
-
-		if (enf)
-			json_object_object_add(o, "enforcement", enf);
-		json_object_array_add(arr, o);
-	}
-	json_object_object_add(doc, "containers", arr);
+	json_object_object_add(doc, "containers", json_object_new_array());
 	if (sus) {
 		json_object_object_add(doc, "suspects", report_suspects_json(sus, &d->table));
 		report_verdict(verdict, sizeof(verdict), sus, &d->table, w->dur_ns);
 		json_object_object_add(doc, "verdict", json_object_new_string(verdict));
 	}
+	/* Quotes inside strings are escaped, so the first match is the key. */
+	text = json_object_to_json_string_ext(doc, flags);
+	at = text ? strstr(text, slot) : NULL;
+	f = at ? open_memstream(&out, len) : NULL;
+	if (f) {
+		fwrite(text, 1, at - text + sizeof(slot) - 2, f);	/* up to the '[' */
+		for (i = 0; i < n; i++) {
+			json_object *o = report_container_json(rows[i],
+						container_table_get(&d->table, rows[i]->cgid));
+			json_object *enf = d->enf ? enforcer_container_json(d->enf, rows[i]->cgid) :
+				NULL;
+
+			if (enf)
+				json_object_object_add(o, "enforcement", enf);
+			if (i)
+				fputc(',', f);
+			fputs(json_object_to_json_string_ext(o, flags), f);
+			json_object_put(o);
+		}
+		fputs(at + sizeof(slot) - 2, f);	/* "]" and the rest */
+		fputc('\n', f);
+		if (fclose(f)) {
+			free(out);
+			out = NULL;
+		}
+	}
+	json_object_put(doc);
 	free(rows);
-	return json_body(doc, len);
+	return out;
 }
 
 /* The batch capacity, the node agents' and the enforcement metrics, after the exporter's. */
