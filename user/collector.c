@@ -648,10 +648,10 @@ static int add_running(struct collector *c, struct sample *s, const struct runni
 
 /*
  * One container's counters, summed over CPUs into @cs, and its parts in
- * s->pc. False when the slot changed owner after @listed (the container was
- * removed meanwhile): its counters are not this container's.
+ * s->pc. 1, or 0 when the slot changed owner after @listed (the container
+ * was removed meanwhile): its counters are not this container's.
  */
-static bool read_container(struct collector *c, const struct slot_ref *r, __u64 listed,
+static int read_container(struct collector *c, const struct slot_ref *r, __u64 listed,
 			   __u64 epoch, struct sample *s, struct cg_sample *cs)
 {
 	const struct cg_cpu_stats *v;
@@ -662,7 +662,7 @@ static bool read_container(struct collector *c, const struct slot_ref *r, __u64 
 		v = &c->stats[(size_t)cpu * c->nr_slots + r->slot];
 		if (__atomic_load_n(&v->born_ns, __ATOMIC_ACQUIRE) > listed) {
 			s->npc = npc;
-			return false;
+			return 0;
 		}
 		fold(cs, v, epoch);
 		/* Parts are for pairing culprits with victims: none where both are 0. */
@@ -675,9 +675,9 @@ static bool read_container(struct collector *c, const struct slot_ref *r, __u64 
 		};
 	}
 	/* A histogram with waits only: containers that never waited stay untouched. */
-	if (cs->s.wait_count)
-		memcpy(cs->hist, c->hists[r->slot].buckets, sizeof(cs->hist));
-	return true;
+	if (cs->s.wait_count && sample_set_hist(s, cs, c->hists[r->slot].buckets))
+		return -ENOMEM;
+	return 1;
 }
 
 int collector_sample(struct collector *c, struct sample *s)
@@ -689,6 +689,7 @@ int collector_sample(struct collector *c, struct sample *s)
 	int err;
 
 	s->n = 0;
+	s->ncells = 0;
 	memset(s->counters, 0, sizeof(s->counters));
 	/* Close the epoch first: its maxima are then final. */
 	epoch = __atomic_fetch_add(&c->skel->bss->epoch, 1, __ATOMIC_SEQ_CST);
@@ -711,7 +712,10 @@ int collector_sample(struct collector *c, struct sample *s)
 		cs = sample_add(s, c->refs[i].cgid);
 		if (!cs)
 			return -ENOMEM;
-		if (!read_container(c, &c->refs[i], listed, epoch, s, cs))
+		err = read_container(c, &c->refs[i], listed, epoch, s, cs);
+		if (err < 0)
+			return err;
+		if (!err)
 			s->n--;
 	}
 	err = add_running(c, s, running);

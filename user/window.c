@@ -44,10 +44,84 @@ const struct cg_sample *sample_find(const struct sample *s, __u64 cgid)
 	return bsearch(&cgid, s->v, s->n, sizeof(*s->v), cmp_cgid);
 }
 
+/* Room for @n more cells in @s's pool. */
+static int sample_reserve(struct sample *s, size_t n)
+{
+	size_t cap = s->cells_cap ? s->cells_cap : 4 * HIST_BUCKETS;
+	struct hist_cell *c;
+
+	if (s->ncells + n <= s->cells_cap)
+		return 0;
+	while (cap < s->ncells + n)
+		cap *= 2;
+	c = realloc(s->cells, cap * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	s->cells = c;
+	s->cells_cap = cap;
+	return 0;
+}
+
+int sample_set_hist(struct sample *s, struct cg_sample *cs, const __u32 *buckets)
+{
+	struct hist_cell *out;
+	unsigned int i;
+	__u32 v;
+
+	if (sample_reserve(s, HIST_BUCKETS))
+		return -ENOMEM;
+	out = s->cells + s->ncells;
+	cs->hist_off = s->ncells;
+	cs->nhist = 0;
+	for (i = 0; i < HIST_BUCKETS; i++) {
+		v = buckets[i];
+		if (v)
+			out[cs->nhist++] = (struct hist_cell){ i, v };
+	}
+	s->ncells += cs->nhist;
+	return 0;
+}
+
+int sample_set_bucket(struct sample *s, struct cg_sample *cs, unsigned int bucket, __u32 count)
+{
+	struct hist_cell *h;
+	__u32 i;
+
+	if (sample_reserve(s, cs->nhist + 1))
+		return -ENOMEM;
+	/* Only the pool's last histogram can grow: move @cs's there first. */
+	if (cs->hist_off + cs->nhist != s->ncells) {
+		memcpy(s->cells + s->ncells, s->cells + cs->hist_off, cs->nhist * sizeof(*h));
+		cs->hist_off = s->ncells;
+		s->ncells += cs->nhist;
+	}
+	h = s->cells + cs->hist_off;
+	for (i = 0; i < cs->nhist && h[i].bucket < bucket; i++)
+		;
+	if (i < cs->nhist && h[i].bucket == bucket) {
+		if (count) {
+			h[i].count = count;
+			return 0;
+		}
+		memmove(h + i, h + i + 1, (cs->nhist - i - 1) * sizeof(*h));
+		cs->nhist--;
+		s->ncells--;
+		return 0;
+	}
+	if (!count)
+		return 0;
+	memmove(h + i + 1, h + i, (cs->nhist - i) * sizeof(*h));
+	h[i] = (struct hist_cell){ bucket, count };
+	cs->nhist++;
+	s->ncells++;
+	return 0;
+}
+
 void sample_free(struct sample *s)
 {
 	free(s->v);
 	free(s->pc);
+	free(s->cells);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -78,32 +152,42 @@ static int cells_reserve(struct window *w, size_t *cap)
 
 /*
  * The buckets that rose from @a to @b, appended to the pool; returns the
- * waits in them. Equal histograms (a container that did not wait) are
- * skipped with one compare.
+ * waits in them. Both lists are cumulative and sorted by bucket, a missing
+ * bucket being 0: one merge. Equal lists (a container that did not wait)
+ * are skipped with one compare.
  */
-static __u64 diff_hist(const __u32 *a, const __u32 *b, struct window *w, __u32 *ncells)
+static __u64 diff_hist(const struct hist_cell *a, __u32 na, const struct hist_cell *b, __u32 nb,
+		       struct window *w, __u32 *ncells)
 {
 	struct hist_cell *out = w->cells + w->ncells;
+	__u32 i = 0, j = 0, bucket, d;
 	__u64 total = 0;
-	unsigned int i;
-	__u32 d;
 
 	*ncells = 0;
-	if (!memcmp(a, b, HIST_BUCKETS * sizeof(*a)))
+	if (na == nb && (!na || !memcmp(a, b, na * sizeof(*a))))
 		return 0;
-	for (i = 0; i < HIST_BUCKETS; i++) {
-		d = b[i] - a[i];	/* mod 2^32, as BPF counts */
+	while (i < na || j < nb) {
+		if (j == nb || (i < na && a[i].bucket < b[j].bucket)) {
+			bucket = a[i].bucket;
+			d = 0 - a[i++].count;	/* mod 2^32, as BPF counts */
+		} else if (i == na || b[j].bucket < a[i].bucket) {
+			bucket = b[j].bucket;
+			d = b[j++].count;
+		} else {
+			bucket = b[j].bucket;
+			d = b[j++].count - a[i++].count;
+		}
 		if (!d)
 			continue;
-		out[(*ncells)++] = (struct hist_cell){ i, d };
+		out[(*ncells)++] = (struct hist_cell){ bucket, d };
 		total += d;
 	}
 	w->ncells += *ncells;
 	return total;
 }
 
-static void diff_one(const struct cg_sample *a, const struct cg_sample *b, struct window *win,
-		     struct cg_window *w)
+static void diff_one(const struct sample *sa, const struct cg_sample *a, const struct sample *sb,
+		     const struct cg_sample *b, struct window *win, struct cg_window *w)
 {
 	static const struct cg_sample zero;
 	unsigned int i;
@@ -128,7 +212,7 @@ static void diff_one(const struct cg_sample *a, const struct cg_sample *b, struc
 	w->inflicted_all_ns = delta(a->s.inflicted_all_ns, b->s.inflicted_all_ns);
 	for (i = 0; i < PMU_NR; i++)
 		w->pmu[i] = delta(a->s.pmu[i], b->s.pmu[i]);
-	n = diff_hist(a->hist, b->hist, win, &nhist);
+	n = diff_hist(sample_hist(sa, a), a->nhist, sample_hist(sb, b), b->nhist, win, &nhist);
 	w->nhist = nhist;	/* hist is set once the pool stops moving */
 	w->wait_max = w->wait_count ? b->epoch_max : 0;
 	/* The histogram is read a moment after the counters: rank within it. */
@@ -197,7 +281,7 @@ int window_compute(const struct sample *a, const struct sample *b, struct window
 			window_free(w);
 			return -ENOMEM;
 		}
-		diff_one(pa, &b->v[i], w, &w->v[w->n]);
+		diff_one(a, pa, b, &b->v[i], w, &w->v[w->n]);
 		w->v[w->n++].pmu_source = b->pmu_source;
 	}
 	for (i = 0; i < w->n; i++) {
