@@ -41,8 +41,12 @@ struct collector {
 		__u64 cgid;
 		__u32 slot;
 	} *refs;
-	__u64 *slot_keys;
-	__u32 *slot_vals;
+	size_t nrefs;
+	struct slot_dump {
+		__u64 *keys;
+		__u32 *vals;
+		size_t n;
+	} dump, last;	/* this sample's dump, and the one refs was sorted from */
 };
 
 static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
@@ -315,9 +319,11 @@ static int slots_open(struct collector *c)
 		goto fail;
 	c->hists = p;
 	c->refs = calloc(c->nr_slots, sizeof(*c->refs));
-	c->slot_keys = calloc(c->nr_slots, sizeof(*c->slot_keys));
-	c->slot_vals = calloc(c->nr_slots, sizeof(*c->slot_vals));
-	if (!c->refs || !c->slot_keys || !c->slot_vals)
+	c->dump.keys = calloc(c->nr_slots, sizeof(*c->dump.keys));
+	c->dump.vals = calloc(c->nr_slots, sizeof(*c->dump.vals));
+	c->last.keys = calloc(c->nr_slots, sizeof(*c->last.keys));
+	c->last.vals = calloc(c->nr_slots, sizeof(*c->last.vals));
+	if (!c->refs || !c->dump.keys || !c->dump.vals || !c->last.keys || !c->last.vals)
 		return -ENOMEM;
 	return 0;
 fail:
@@ -457,8 +463,10 @@ void collector_close(struct collector *c)
 	if (c->hists)
 		munmap((void *)c->hists, c->hists_len);
 	free(c->refs);
-	free(c->slot_keys);
-	free(c->slot_vals);
+	free(c->dump.keys);
+	free(c->dump.vals);
+	free(c->last.keys);
+	free(c->last.vals);
 	free(c);
 }
 
@@ -569,21 +577,23 @@ static int cmp_ref(const void *a, const void *b)
 	return x->cgid < y->cgid ? -1 : x->cgid > y->cgid;
 }
 
-/* Dump cg_slot into c->refs, sorted by container; returns the count or -errno. */
-static long read_slots(struct collector *c)
+/* Dump cg_slot into c->dump; 0 or -errno. */
+static int dump_slots(struct collector *c)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	int fd = bpf_map__fd(c->skel->maps.cg_slot);
-	size_t max = c->nr_slots, n = 0, i, out = 0;
+	struct slot_dump *d = &c->dump;
+	size_t max = c->nr_slots;
 	__u64 in_b = 0, out_b = 0;
 	__u32 cnt;
 	int err;
 
-	while (n < max) {
-		cnt = max - n;
-		err = bpf_map_lookup_batch(fd, n ? &in_b : NULL, &out_b, c->slot_keys + n,
-					   c->slot_vals + n, &cnt, &opts);
-		n += cnt;
+	d->n = 0;
+	while (d->n < max) {
+		cnt = max - d->n;
+		err = bpf_map_lookup_batch(fd, d->n ? &in_b : NULL, &out_b, d->keys + d->n,
+					   d->vals + d->n, &cnt, &opts);
+		d->n += cnt;
 		if (err) {
 			if (errno == ENOENT)
 				break;
@@ -591,11 +601,40 @@ static long read_slots(struct collector *c)
 		}
 		in_b = out_b;
 	}
-	for (i = 0; i < n; i++)
-		if (c->slot_vals[i] && c->slot_vals[i] < c->nr_slots)
-			c->refs[out++] = (struct slot_ref){ c->slot_keys[i], c->slot_vals[i] };
-	qsort(c->refs, out, sizeof(*c->refs), cmp_ref);
-	return out;
+	return 0;
+}
+
+static bool same_dump(const struct slot_dump *a, const struct slot_dump *b)
+{
+	return a->n == b->n && (!a->n || (!memcmp(a->keys, b->keys, a->n * sizeof(*a->keys)) &&
+					  !memcmp(a->vals, b->vals, a->n * sizeof(*a->vals))));
+}
+
+/*
+ * Dump cg_slot into c->refs, sorted by container; returns the count or
+ * -errno. An unchanged map dumps the same keys in the same order: the
+ * refs sorted last time still hold, no sort.
+ */
+static long read_slots(struct collector *c)
+{
+	struct slot_dump t;
+	size_t i;
+	int err;
+
+	err = dump_slots(c);
+	if (err)
+		return err;
+	if (same_dump(&c->dump, &c->last))
+		return c->nrefs;
+	c->nrefs = 0;
+	for (i = 0; i < c->dump.n; i++)
+		if (c->dump.vals[i] && c->dump.vals[i] < c->nr_slots)
+			c->refs[c->nrefs++] = (struct slot_ref){ c->dump.keys[i], c->dump.vals[i] };
+	qsort(c->refs, c->nrefs, sizeof(*c->refs), cmp_ref);
+	t = c->last;
+	c->last = c->dump;
+	c->dump = t;
+	return c->nrefs;
 }
 
 /*
