@@ -47,6 +47,23 @@ struct collector {
 		__u32 *vals;
 		size_t n;
 	} dump, last;	/* this sample's dump, and the one refs was sorted from */
+	/*
+	 * Per slot, the histogram read at the last sample (gen - 1), in the
+	 * other pool: a container with no wait since has the same histogram,
+	 * copied instead of scanning its mapped buckets.
+	 */
+	struct slot_hist {
+		__u64 cgid;
+		__u64 wait_count;	/* 0: not all its waits were in it, not reusable */
+		__u64 gen;
+		__u32 off, n;
+	} *shist;
+	struct hist_pool {
+		struct hist_cell *v;
+		size_t n, cap;
+	} pool[2];
+	unsigned int cur;	/* pool[cur]: this sample's, pool[!cur]: the last one's */
+	__u64 gen;
 };
 
 static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
@@ -323,7 +340,9 @@ static int slots_open(struct collector *c)
 	c->dump.vals = calloc(c->nr_slots, sizeof(*c->dump.vals));
 	c->last.keys = calloc(c->nr_slots, sizeof(*c->last.keys));
 	c->last.vals = calloc(c->nr_slots, sizeof(*c->last.vals));
-	if (!c->refs || !c->dump.keys || !c->dump.vals || !c->last.keys || !c->last.vals)
+	c->shist = calloc(c->nr_slots, sizeof(*c->shist));
+	if (!c->refs || !c->dump.keys || !c->dump.vals || !c->last.keys || !c->last.vals ||
+	    !c->shist)
 		return -ENOMEM;
 	return 0;
 fail:
@@ -467,6 +486,9 @@ void collector_close(struct collector *c)
 	free(c->dump.vals);
 	free(c->last.keys);
 	free(c->last.vals);
+	free(c->shist);
+	free(c->pool[0].v);
+	free(c->pool[1].v);
 	free(c);
 }
 
@@ -685,6 +707,61 @@ static int add_running(struct collector *c, struct sample *s, const struct runni
 	return 0;
 }
 
+/* Keep @n cells in this sample's pool; their offset there in @off. */
+static int pool_keep(struct hist_pool *p, const struct hist_cell *cells, __u32 n, __u32 *off)
+{
+	struct hist_cell *v;
+	size_t cap;
+
+	if (p->n + n > p->cap) {
+		cap = p->cap ? p->cap : 4096;
+		while (cap < p->n + n)
+			cap *= 2;
+		v = realloc(p->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		p->v = v;
+		p->cap = cap;
+	}
+	if (n)
+		memcpy(p->v + p->n, cells, n * sizeof(*cells));
+	*off = p->n;
+	p->n += n;
+	return 0;
+}
+
+/*
+ * @cs's histogram: the last sample's when the container has not waited
+ * since (the same count, and all of it was in the histogram then), else
+ * read from the mapped array. Either way kept for the next sample.
+ */
+static int read_hist(struct collector *c, const struct slot_ref *r, struct sample *s,
+		     struct cg_sample *cs)
+{
+	struct slot_hist *h = &c->shist[r->slot];
+	const struct hist_cell *cells;
+	__u64 total = 0;
+	__u32 i;
+	int err;
+
+	if (h->gen + 1 == c->gen && h->cgid == r->cgid && h->wait_count == cs->s.wait_count)
+		err = sample_set_cells(s, cs, c->pool[!c->cur].v + h->off, h->n);
+	else
+		err = sample_set_hist(s, cs, c->hists[r->slot].buckets);
+	if (err)
+		return err;
+	cells = sample_hist(s, cs);
+	err = pool_keep(&c->pool[c->cur], cells, cs->nhist, &h->off);
+	if (err)
+		return err;
+	for (i = 0; i < cs->nhist; i++)
+		total += cells[i].count;
+	/* BPF counts a wait before its bucket: one in flight is read next time */
+	*h = (struct slot_hist){ r->cgid, total == cs->s.wait_count ? total : 0, c->gen,
+				 h->off, cs->nhist };
+	return 0;
+}
+
 /*
  * One container's counters, summed over CPUs into @cs, and its parts in
  * s->pc. 1, or 0 when the slot changed owner after @listed (the container
@@ -714,7 +791,7 @@ static int read_container(struct collector *c, const struct slot_ref *r, __u64 l
 		};
 	}
 	/* A histogram with waits only: containers that never waited stay untouched. */
-	if (cs->s.wait_count && sample_set_hist(s, cs, c->hists[r->slot].buckets))
+	if (cs->s.wait_count && read_hist(c, r, s, cs))
 		return -ENOMEM;
 	return 1;
 }
@@ -729,6 +806,10 @@ int collector_sample(struct collector *c, struct sample *s)
 
 	s->n = 0;
 	s->ncells = 0;
+	/* This sample's histograms go to the other pool; the last one's are read from. */
+	c->cur = !c->cur;
+	c->pool[c->cur].n = 0;
+	c->gen++;
 	memset(s->counters, 0, sizeof(s->counters));
 	/* Close the epoch first: its maxima are then final. */
 	epoch = __atomic_fetch_add(&c->skel->bss->epoch, 1, __ATOMIC_SEQ_CST);

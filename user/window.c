@@ -62,6 +62,19 @@ static int sample_reserve(struct sample *s, size_t n)
 	return 0;
 }
 
+int sample_set_cells(struct sample *s, struct cg_sample *cs, const struct hist_cell *cells,
+		     __u32 n)
+{
+	if (sample_reserve(s, n))
+		return -ENOMEM;
+	if (n)
+		memcpy(s->cells + s->ncells, cells, n * sizeof(*cells));
+	cs->hist_off = s->ncells;
+	cs->nhist = n;
+	s->ncells += n;
+	return 0;
+}
+
 /* Buckets tested at once: most are empty, and one test (vectorised) skips them. */
 #define HIST_STRIDE	8
 _Static_assert(HIST_BUCKETS % HIST_STRIDE == 0, "histogram scanned in strides");

@@ -90,6 +90,9 @@ static inline const struct hist_cell *sample_hist(const struct sample *s,
 }
 /* Set @cs's histogram to the buckets with a count in @buckets (HIST_BUCKETS); 0 or -ENOMEM. */
 int sample_set_hist(struct sample *s, struct cg_sample *cs, const __u32 *buckets);
+/* Set @cs's histogram to a copy of @n cells (by bucket, none 0; not @s's); 0 or -ENOMEM. */
+int sample_set_cells(struct sample *s, struct cg_sample *cs, const struct hist_cell *cells,
+		     __u32 n);
 /* Set one bucket of @cs's histogram (0 drops it); 0 or -ENOMEM. */
 int sample_set_bucket(struct sample *s, struct cg_sample *cs, unsigned int bucket, __u32 count);
 void sample_free(struct sample *s);

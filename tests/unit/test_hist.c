@@ -303,6 +303,13 @@ static void sample_buckets_set(void **state)
 	assert_null(sample_hist(&s, b));
 	assert_int_equal(sample_set_hist(&s, b, y), 0);
 	check_sample_hist(&s, b, y);
+	/* cells copied from elsewhere, as the collector's last read */
+	x[7] = 3;
+	a = sample_add(&s, 4);
+	assert_int_equal(sample_set_cells(&s, a, (struct hist_cell[]){ { 0, 1 }, { 7, 3 },
+		{ 50, 9 }, { 100, 1 }, { HIST_BUCKETS - 1, 0xffffffff } }, 5), 0);
+	check_sample_hist(&s, a, x);
+	check_sample_hist(&s, &s.v[0], y);
 	sample_free(&s);
 }
 
