@@ -710,19 +710,8 @@ static int add_running(struct collector *c, struct sample *s, const struct runni
 /* Keep @n cells in this sample's pool; their offset there in @off. */
 static int pool_keep(struct hist_pool *p, const struct hist_cell *cells, __u32 n, __u32 *off)
 {
-	struct hist_cell *v;
-	size_t cap;
-
-	if (p->n + n > p->cap) {
-		cap = p->cap ? p->cap : 4096;
-		while (cap < p->n + n)
-			cap *= 2;
-		v = realloc(p->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		p->v = v;
-		p->cap = cap;
-	}
+	if (hist_cells_reserve(&p->v, &p->cap, p->n + n))
+		return -ENOMEM;
 	if (n)
 		memcpy(p->v + p->n, cells, n * sizeof(*cells));
 	*off = p->n;

@@ -47,19 +47,7 @@ const struct cg_sample *sample_find(const struct sample *s, __u64 cgid)
 /* Room for @n more cells in @s's pool. */
 static int sample_reserve(struct sample *s, size_t n)
 {
-	size_t cap = s->cells_cap ? s->cells_cap : 4 * HIST_BUCKETS;
-	struct hist_cell *c;
-
-	if (s->ncells + n <= s->cells_cap)
-		return 0;
-	while (cap < s->ncells + n)
-		cap *= 2;
-	c = realloc(s->cells, cap * sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	s->cells = c;
-	s->cells_cap = cap;
-	return 0;
+	return hist_cells_reserve(&s->cells, &s->cells_cap, s->ncells + n);
 }
 
 int sample_set_cells(struct sample *s, struct cg_sample *cs, const struct hist_cell *cells,
@@ -153,25 +141,6 @@ void sample_free(struct sample *s)
 static __u64 delta(__u64 a, __u64 b)
 {
 	return b >= a ? b - a : b;
-}
-
-/* Room for one more container's histogram in the window's pool. */
-static int cells_reserve(struct window *w, size_t *cap)
-{
-	struct hist_cell *c;
-	size_t n;
-
-	if (w->ncells + HIST_BUCKETS <= *cap)
-		return 0;
-	n = *cap ? *cap * 2 : 4 * HIST_BUCKETS;
-	while (n < w->ncells + HIST_BUCKETS)
-		n *= 2;
-	c = realloc(w->cells, n * sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	w->cells = c;
-	*cap = n;
-	return 0;
 }
 
 /*
@@ -301,7 +270,8 @@ int window_compute(const struct sample *a, const struct sample *b, struct window
 		while (j < a->n && a->v[j].cgid < b->v[i].cgid)
 			j++;
 		pa = j < a->n && a->v[j].cgid == b->v[i].cgid ? &a->v[j] : NULL;
-		if (cells_reserve(w, &cap)) {
+		/* room for one more container's histogram */
+		if (hist_cells_reserve(&w->cells, &cap, w->ncells + HIST_BUCKETS)) {
 			window_free(w);
 			return -ENOMEM;
 		}
