@@ -41,8 +41,29 @@ struct collector {
 		__u64 cgid;
 		__u32 slot;
 	} *refs;
-	__u64 *slot_keys;
-	__u32 *slot_vals;
+	size_t nrefs;
+	struct slot_dump {
+		__u64 *keys;
+		__u32 *vals;
+		size_t n;
+	} dump, last;	/* this sample's dump, and the one refs was sorted from */
+	/*
+	 * Per slot, the histogram read at the last sample (gen - 1), in the
+	 * other pool: a container with no wait since has the same histogram,
+	 * copied instead of scanning its mapped buckets.
+	 */
+	struct slot_hist {
+		__u64 cgid;
+		__u64 wait_count;	/* 0: not all its waits were in it, not reusable */
+		__u64 gen;
+		__u32 off, n;
+	} *shist;
+	struct hist_pool {
+		struct hist_cell *v;
+		size_t n, cap;
+	} pool[2];
+	unsigned int cur;	/* pool[cur]: this sample's, pool[!cur]: the last one's */
+	__u64 gen;
 };
 
 static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
@@ -320,9 +341,13 @@ static int slots_open(struct collector *c)
 		goto fail;
 	c->hists = p;
 	c->refs = calloc(c->nr_slots, sizeof(*c->refs));
-	c->slot_keys = calloc(c->nr_slots, sizeof(*c->slot_keys));
-	c->slot_vals = calloc(c->nr_slots, sizeof(*c->slot_vals));
-	if (!c->refs || !c->slot_keys || !c->slot_vals)
+	c->dump.keys = calloc(c->nr_slots, sizeof(*c->dump.keys));
+	c->dump.vals = calloc(c->nr_slots, sizeof(*c->dump.vals));
+	c->last.keys = calloc(c->nr_slots, sizeof(*c->last.keys));
+	c->last.vals = calloc(c->nr_slots, sizeof(*c->last.vals));
+	c->shist = calloc(c->nr_slots, sizeof(*c->shist));
+	if (!c->refs || !c->dump.keys || !c->dump.vals || !c->last.keys || !c->last.vals ||
+	    !c->shist)
 		return -ENOMEM;
 	return 0;
 fail:
@@ -462,8 +487,13 @@ void collector_close(struct collector *c)
 	if (c->hists)
 		munmap((void *)c->hists, c->hists_len);
 	free(c->refs);
-	free(c->slot_keys);
-	free(c->slot_vals);
+	free(c->dump.keys);
+	free(c->dump.vals);
+	free(c->last.keys);
+	free(c->last.vals);
+	free(c->shist);
+	free(c->pool[0].v);
+	free(c->pool[1].v);
 	free(c);
 }
 
@@ -579,21 +609,23 @@ static int cmp_ref(const void *a, const void *b)
 	return x->cgid < y->cgid ? -1 : x->cgid > y->cgid;
 }
 
-/* Dump cg_slot into c->refs, sorted by container; returns the count or -errno. */
-static long read_slots(struct collector *c)
+/* Dump cg_slot into c->dump; 0 or -errno. */
+static int dump_slots(struct collector *c)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	int fd = bpf_map__fd(c->skel->maps.cg_slot);
-	size_t max = c->nr_slots, n = 0, i, out = 0;
+	struct slot_dump *d = &c->dump;
+	size_t max = c->nr_slots;
 	__u64 in_b = 0, out_b = 0;
 	__u32 cnt;
 	int err;
 
-	while (n < max) {
-		cnt = max - n;
-		err = bpf_map_lookup_batch(fd, n ? &in_b : NULL, &out_b, c->slot_keys + n,
-					   c->slot_vals + n, &cnt, &opts);
-		n += cnt;
+	d->n = 0;
+	while (d->n < max) {
+		cnt = max - d->n;
+		err = bpf_map_lookup_batch(fd, d->n ? &in_b : NULL, &out_b, d->keys + d->n,
+					   d->vals + d->n, &cnt, &opts);
+		d->n += cnt;
 		if (err) {
 			if (errno == ENOENT)
 				break;
@@ -601,11 +633,40 @@ static long read_slots(struct collector *c)
 		}
 		in_b = out_b;
 	}
-	for (i = 0; i < n; i++)
-		if (c->slot_vals[i] && c->slot_vals[i] < c->nr_slots)
-			c->refs[out++] = (struct slot_ref){ c->slot_keys[i], c->slot_vals[i] };
-	qsort(c->refs, out, sizeof(*c->refs), cmp_ref);
-	return out;
+	return 0;
+}
+
+static bool same_dump(const struct slot_dump *a, const struct slot_dump *b)
+{
+	return a->n == b->n && (!a->n || (!memcmp(a->keys, b->keys, a->n * sizeof(*a->keys)) &&
+					  !memcmp(a->vals, b->vals, a->n * sizeof(*a->vals))));
+}
+
+/*
+ * Dump cg_slot into c->refs, sorted by container; returns the count or
+ * -errno. An unchanged map dumps the same keys in the same order: the
+ * refs sorted last time still hold, no sort.
+ */
+static long read_slots(struct collector *c)
+{
+	struct slot_dump t;
+	size_t i;
+	int err;
+
+	err = dump_slots(c);
+	if (err)
+		return err;
+	if (same_dump(&c->dump, &c->last))
+		return c->nrefs;
+	c->nrefs = 0;
+	for (i = 0; i < c->dump.n; i++)
+		if (c->dump.vals[i] && c->dump.vals[i] < c->nr_slots)
+			c->refs[c->nrefs++] = (struct slot_ref){ c->dump.keys[i], c->dump.vals[i] };
+	qsort(c->refs, c->nrefs, sizeof(*c->refs), cmp_ref);
+	t = c->last;
+	c->last = c->dump;
+	c->dump = t;
+	return c->nrefs;
 }
 
 /*
@@ -656,12 +717,56 @@ static int add_running(struct collector *c, struct sample *s, const struct runni
 	return 0;
 }
 
+/* Keep @n cells in this sample's pool; their offset there in @off. */
+static int pool_keep(struct hist_pool *p, const struct hist_cell *cells, __u32 n, __u32 *off)
+{
+	if (hist_cells_reserve(&p->v, &p->cap, p->n + n))
+		return -ENOMEM;
+	if (n)
+		memcpy(p->v + p->n, cells, n * sizeof(*cells));
+	*off = p->n;
+	p->n += n;
+	return 0;
+}
+
+/*
+ * @cs's histogram: the last sample's when the container has not waited
+ * since (the same count, and all of it was in the histogram then), else
+ * read from the mapped array. Either way kept for the next sample.
+ */
+static int read_hist(struct collector *c, const struct slot_ref *r, struct sample *s,
+		     struct cg_sample *cs)
+{
+	struct slot_hist *h = &c->shist[r->slot];
+	const struct hist_cell *cells;
+	__u64 total = 0;
+	__u32 i;
+	int err;
+
+	if (h->gen + 1 == c->gen && h->cgid == r->cgid && h->wait_count == cs->s.wait_count)
+		err = sample_set_cells(s, cs, c->pool[!c->cur].v + h->off, h->n);
+	else
+		err = sample_set_hist(s, cs, c->hists[r->slot].buckets);
+	if (err)
+		return err;
+	cells = sample_hist(s, cs);
+	err = pool_keep(&c->pool[c->cur], cells, cs->nhist, &h->off);
+	if (err)
+		return err;
+	for (i = 0; i < cs->nhist; i++)
+		total += cells[i].count;
+	/* BPF counts a wait before its bucket: one in flight is read next time */
+	*h = (struct slot_hist){ r->cgid, total == cs->s.wait_count ? total : 0, c->gen,
+				 h->off, cs->nhist };
+	return 0;
+}
+
 /*
  * One container's counters, summed over CPUs into @cs, and its parts in
- * s->pc. False when the slot changed owner after @listed (the container was
- * removed meanwhile): its counters are not this container's.
+ * s->pc. 1, or 0 when the slot changed owner after @listed (the container
+ * was removed meanwhile): its counters are not this container's.
  */
-static bool read_container(struct collector *c, const struct slot_ref *r, __u64 listed,
+static int read_container(struct collector *c, const struct slot_ref *r, __u64 listed,
 			   __u64 epoch, struct sample *s, struct cg_sample *cs)
 {
 	const struct cg_cpu_stats *v;
@@ -672,7 +777,7 @@ static bool read_container(struct collector *c, const struct slot_ref *r, __u64 
 		v = &c->stats[(size_t)cpu * c->nr_slots + r->slot];
 		if (__atomic_load_n(&v->born_ns, __ATOMIC_ACQUIRE) > listed) {
 			s->npc = npc;
-			return false;
+			return 0;
 		}
 		fold(cs, v, epoch);
 		/* Parts are for pairing culprits with victims: none where both are 0. */
@@ -685,9 +790,9 @@ static bool read_container(struct collector *c, const struct slot_ref *r, __u64 
 		};
 	}
 	/* A histogram with waits only: containers that never waited stay untouched. */
-	if (cs->s.wait_count)
-		memcpy(cs->hist, c->hists[r->slot].buckets, sizeof(cs->hist));
-	return true;
+	if (cs->s.wait_count && read_hist(c, r, s, cs))
+		return -ENOMEM;
+	return 1;
 }
 
 int collector_sample(struct collector *c, struct sample *s)
@@ -699,6 +804,11 @@ int collector_sample(struct collector *c, struct sample *s)
 	int err;
 
 	s->n = 0;
+	s->ncells = 0;
+	/* This sample's histograms go to the other pool; the last one's are read from. */
+	c->cur = !c->cur;
+	c->pool[c->cur].n = 0;
+	c->gen++;
 	memset(s->counters, 0, sizeof(s->counters));
 	/* Close the epoch first: its maxima are then final. */
 	epoch = __atomic_fetch_add(&c->skel->bss->epoch, 1, __ATOMIC_SEQ_CST);
@@ -721,7 +831,10 @@ int collector_sample(struct collector *c, struct sample *s)
 		cs = sample_add(s, c->refs[i].cgid);
 		if (!cs)
 			return -ENOMEM;
-		if (!read_container(c, &c->refs[i], listed, epoch, s, cs))
+		err = read_container(c, &c->refs[i], listed, epoch, s, cs);
+		if (err < 0)
+			return err;
+		if (!err)
 			s->n--;
 	}
 	err = add_running(c, s, running);

@@ -44,14 +44,6 @@ static void le_map_init(void)
 	le_map_ready = 1;
 }
 
-static void fold(__u64 *le, const __u32 *hist)
-{
-	unsigned int i;
-
-	for (i = 0; i < HIST_BUCKETS; i++)
-		le[le_map[i]] += hist[i];
-}
-
 static int cmp_cgid(const void *a, const void *b)
 {
 	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
@@ -66,27 +58,28 @@ static const struct exp_hist *exp_find(const struct exporter *e, __u64 cgid)
 	return bsearch(&cgid, e->v, e->n, sizeof(*e->v), cmp_cgid);
 }
 
-/* A window's buckets into Prometheus buckets: only those that rose. */
-static void fold_cells(__u64 *le, const struct cg_window *cw)
+/* Histogram buckets with a count (a window's or a sample's) into Prometheus buckets. */
+static void fold(__u64 *le, const struct hist_cell *cells, __u32 n)
 {
 	__u32 i;
 
-	for (i = 0; i < cw->nhist; i++)
-		le[le_map[cw->hist[i].bucket]] += cw->hist[i].count;
+	for (i = 0; i < n; i++)
+		le[le_map[cells[i].bucket]] += cells[i].count;
 }
 
-/* @h from @old (may be @h itself) and the window @cw, or from the sample @cs. */
+/* @h from @old (may be @h itself) and the window @cw, or from @cs in the sample @b. */
 static void update_one(struct exp_hist *h, const struct exp_hist *old,
-		       const struct cg_window *cw, const struct cg_sample *cs)
+		       const struct cg_window *cw, const struct sample *b,
+		       const struct cg_sample *cs)
 {
 	if (old && cw && cs->s.wait_count >= old->wait_count && cs->s.cpu_ns >= old->cpu_ns) {
 		if (h != old)
 			*h = *old;
-		fold_cells(h->le, cw);
+		fold(h->le, cw->hist, cw->nhist);
 	} else {
 		/* new, or re-created: everything since the collector started */
 		memset(h, 0, sizeof(*h));
-		fold(h->le, cs->hist);
+		fold(h->le, sample_hist(b, cs), cs->nhist);
 	}
 	h->cgid = cs->cgid;
 	h->wait_count = cs->s.wait_count;
@@ -122,7 +115,7 @@ int exporter_update(struct exporter *e, const struct window *w, const struct sam
 		while (w && k < w->n && w->v[k].cgid < cs->cgid)
 			k++;
 		cw = w && k < w->n && w->v[k].cgid == cs->cgid ? &w->v[k] : NULL;
-		update_one(&v[i], old, cw, cs);
+		update_one(&v[i], old, cw, b, cs);
 	}
 	if (!same) {
 		free(e->v);
@@ -544,7 +537,7 @@ static int render(const struct exporter *e, const struct sample *s, const struct
 			cnt = h->le;
 		} else {
 			memset(fallback, 0, sizeof(fallback));
-			fold(fallback, s->v[i].hist);
+			fold(fallback, sample_hist(s, &s->v[i]), s->v[i].nhist);
 			cnt = fallback;
 		}
 		for (k = 0; k <= EXP_LE_N; k++) {

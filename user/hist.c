@@ -1,6 +1,25 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include "hist.h"
+
+int hist_cells_reserve(struct hist_cell **cells, size_t *cap, size_t need)
+{
+	size_t n = *cap ? *cap : 4 * HIST_BUCKETS;
+	struct hist_cell *c;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	c = realloc(*cells, n * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*cells = c;
+	*cap = n;
+	return 0;
+}
 
 __u64 hist_lower(unsigned int i)
 {

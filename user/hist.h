@@ -13,6 +13,9 @@ struct hist_cell {
 	__u32 count;
 };
 
+/* Room for @need cells in the pool @cells of @cap (doubling); 0 or -ENOMEM. */
+int hist_cells_reserve(struct hist_cell **cells, size_t *cap, size_t need);
+
 /* Bucket @i holds values in [hist_lower(i), hist_upper(i)). */
 __u64 hist_lower(unsigned int i);
 __u64 hist_upper(unsigned int i);

@@ -44,10 +44,96 @@ const struct cg_sample *sample_find(const struct sample *s, __u64 cgid)
 	return bsearch(&cgid, s->v, s->n, sizeof(*s->v), cmp_cgid);
 }
 
+/* Room for @n more cells in @s's pool. */
+static int sample_reserve(struct sample *s, size_t n)
+{
+	return hist_cells_reserve(&s->cells, &s->cells_cap, s->ncells + n);
+}
+
+int sample_set_cells(struct sample *s, struct cg_sample *cs, const struct hist_cell *cells,
+		     __u32 n)
+{
+	if (sample_reserve(s, n))
+		return -ENOMEM;
+	if (n)
+		memcpy(s->cells + s->ncells, cells, n * sizeof(*cells));
+	cs->hist_off = s->ncells;
+	cs->nhist = n;
+	s->ncells += n;
+	return 0;
+}
+
+/* Buckets tested at once: most are empty, and one test (vectorised) skips them. */
+#define HIST_STRIDE	8
+_Static_assert(HIST_BUCKETS % HIST_STRIDE == 0, "histogram scanned in strides");
+
+int sample_set_hist(struct sample *s, struct cg_sample *cs, const __u32 *buckets)
+{
+	struct hist_cell *out;
+	unsigned int i, k;
+	__u32 any, v;
+
+	if (sample_reserve(s, HIST_BUCKETS))
+		return -ENOMEM;
+	out = s->cells + s->ncells;
+	cs->hist_off = s->ncells;
+	cs->nhist = 0;
+	for (i = 0; i < HIST_BUCKETS; i += HIST_STRIDE) {
+		any = 0;
+		for (k = i; k < i + HIST_STRIDE; k++)
+			any |= buckets[k];
+		if (!any)
+			continue;
+		for (k = i; k < i + HIST_STRIDE; k++) {
+			v = buckets[k];
+			if (v)
+				out[cs->nhist++] = (struct hist_cell){ k, v };
+		}
+	}
+	s->ncells += cs->nhist;
+	return 0;
+}
+
+int sample_set_bucket(struct sample *s, struct cg_sample *cs, unsigned int bucket, __u32 count)
+{
+	struct hist_cell *h;
+	__u32 i;
+
+	if (sample_reserve(s, cs->nhist + 1))
+		return -ENOMEM;
+	/* Only the pool's last histogram can grow: move @cs's there first. */
+	if (cs->hist_off + cs->nhist != s->ncells) {
+		memcpy(s->cells + s->ncells, s->cells + cs->hist_off, cs->nhist * sizeof(*h));
+		cs->hist_off = s->ncells;
+		s->ncells += cs->nhist;
+	}
+	h = s->cells + cs->hist_off;
+	for (i = 0; i < cs->nhist && h[i].bucket < bucket; i++)
+		;
+	if (i < cs->nhist && h[i].bucket == bucket) {
+		if (count) {
+			h[i].count = count;
+			return 0;
+		}
+		memmove(h + i, h + i + 1, (cs->nhist - i - 1) * sizeof(*h));
+		cs->nhist--;
+		s->ncells--;
+		return 0;
+	}
+	if (!count)
+		return 0;
+	memmove(h + i + 1, h + i, (cs->nhist - i) * sizeof(*h));
+	h[i] = (struct hist_cell){ bucket, count };
+	cs->nhist++;
+	s->ncells++;
+	return 0;
+}
+
 void sample_free(struct sample *s)
 {
 	free(s->v);
 	free(s->pc);
+	free(s->cells);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -57,53 +143,44 @@ static __u64 delta(__u64 a, __u64 b)
 	return b >= a ? b - a : b;
 }
 
-/* Room for one more container's histogram in the window's pool. */
-static int cells_reserve(struct window *w, size_t *cap)
-{
-	struct hist_cell *c;
-	size_t n;
-
-	if (w->ncells + HIST_BUCKETS <= *cap)
-		return 0;
-	n = *cap ? *cap * 2 : 4 * HIST_BUCKETS;
-	while (n < w->ncells + HIST_BUCKETS)
-		n *= 2;
-	c = realloc(w->cells, n * sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	w->cells = c;
-	*cap = n;
-	return 0;
-}
-
 /*
  * The buckets that rose from @a to @b, appended to the pool; returns the
- * waits in them. Equal histograms (a container that did not wait) are
- * skipped with one compare.
+ * waits in them. Both lists are cumulative and sorted by bucket, a missing
+ * bucket being 0: one merge. Equal lists (a container that did not wait)
+ * are skipped with one compare.
  */
-static __u64 diff_hist(const __u32 *a, const __u32 *b, struct window *w, __u32 *ncells)
+static __u64 diff_hist(const struct hist_cell *a, __u32 na, const struct hist_cell *b, __u32 nb,
+		       struct window *w, __u32 *ncells)
 {
 	struct hist_cell *out = w->cells + w->ncells;
+	__u32 i = 0, j = 0, bucket, d;
 	__u64 total = 0;
-	unsigned int i;
-	__u32 d;
 
 	*ncells = 0;
-	if (!memcmp(a, b, HIST_BUCKETS * sizeof(*a)))
+	if (na == nb && (!na || !memcmp(a, b, na * sizeof(*a))))
 		return 0;
-	for (i = 0; i < HIST_BUCKETS; i++) {
-		d = b[i] - a[i];	/* mod 2^32, as BPF counts */
+	while (i < na || j < nb) {
+		if (j == nb || (i < na && a[i].bucket < b[j].bucket)) {
+			bucket = a[i].bucket;
+			d = 0 - a[i++].count;	/* mod 2^32, as BPF counts */
+		} else if (i == na || b[j].bucket < a[i].bucket) {
+			bucket = b[j].bucket;
+			d = b[j++].count;
+		} else {
+			bucket = b[j].bucket;
+			d = b[j++].count - a[i++].count;
+		}
 		if (!d)
 			continue;
-		out[(*ncells)++] = (struct hist_cell){ i, d };
+		out[(*ncells)++] = (struct hist_cell){ bucket, d };
 		total += d;
 	}
 	w->ncells += *ncells;
 	return total;
 }
 
-static void diff_one(const struct cg_sample *a, const struct cg_sample *b, struct window *win,
-		     struct cg_window *w)
+static void diff_one(const struct sample *sa, const struct cg_sample *a, const struct sample *sb,
+		     const struct cg_sample *b, struct window *win, struct cg_window *w)
 {
 	static const struct cg_sample zero;
 	unsigned int i;
@@ -128,7 +205,7 @@ static void diff_one(const struct cg_sample *a, const struct cg_sample *b, struc
 	w->inflicted_all_ns = delta(a->s.inflicted_all_ns, b->s.inflicted_all_ns);
 	for (i = 0; i < PMU_NR; i++)
 		w->pmu[i] = delta(a->s.pmu[i], b->s.pmu[i]);
-	n = diff_hist(a->hist, b->hist, win, &nhist);
+	n = diff_hist(sample_hist(sa, a), a->nhist, sample_hist(sb, b), b->nhist, win, &nhist);
 	w->nhist = nhist;	/* hist is set once the pool stops moving */
 	w->wait_max = w->wait_count ? b->epoch_max : 0;
 	/* The histogram is read a moment after the counters: rank within it. */
@@ -193,11 +270,12 @@ int window_compute(const struct sample *a, const struct sample *b, struct window
 		while (j < a->n && a->v[j].cgid < b->v[i].cgid)
 			j++;
 		pa = j < a->n && a->v[j].cgid == b->v[i].cgid ? &a->v[j] : NULL;
-		if (cells_reserve(w, &cap)) {
+		/* room for one more container's histogram */
+		if (hist_cells_reserve(&w->cells, &cap, w->ncells + HIST_BUCKETS)) {
 			window_free(w);
 			return -ENOMEM;
 		}
-		diff_one(pa, &b->v[i], w, &w->v[w->n]);
+		diff_one(a, pa, b, &b->v[i], w, &w->v[w->n]);
 		w->v[w->n++].pmu_source = b->pmu_source;
 	}
 	for (i = 0; i < w->n; i++) {

@@ -13,7 +13,12 @@ struct cg_sample {
 	__u64 cgid;
 	struct cg_cpu_stats s;	/* wait_max: max over CPUs; own_*: not meaningful */
 	__u64 epoch_max;	/* longest wait since the previous sample */
-	__u32 hist[HIST_BUCKETS];
+	/*
+	 * The cumulative histogram's buckets with a count, by bucket: nhist
+	 * cells from hist_off in the sample's pool (an offset, as the pool
+	 * moves while it grows). Read them with sample_hist().
+	 */
+	__u32 hist_off, nhist;
 };
 
 /* What the hardware-counter slots hold. */
@@ -37,6 +42,8 @@ struct sample {
 	size_t n, cap;
 	struct cg_cpu_part *pc;
 	size_t npc;
+	struct hist_cell *cells;	/* the containers' histograms, kept across reuses */
+	size_t ncells, cells_cap;
 };
 
 /* One container over a window [a, b]. */
@@ -75,6 +82,19 @@ int cg_cpu_part_cmp(const void *a, const void *b);
 struct cg_sample *sample_add(struct sample *s, __u64 cgid);
 void sample_sort(struct sample *s);
 const struct cg_sample *sample_find(const struct sample *s, __u64 cgid);
+/* @cs's histogram in @s: cs->nhist cells (NULL when none). */
+static inline const struct hist_cell *sample_hist(const struct sample *s,
+						  const struct cg_sample *cs)
+{
+	return cs->nhist ? s->cells + cs->hist_off : NULL;
+}
+/* Set @cs's histogram to the buckets with a count in @buckets (HIST_BUCKETS); 0 or -ENOMEM. */
+int sample_set_hist(struct sample *s, struct cg_sample *cs, const __u32 *buckets);
+/* Set @cs's histogram to a copy of @n cells (by bucket, none 0; not @s's); 0 or -ENOMEM. */
+int sample_set_cells(struct sample *s, struct cg_sample *cs, const struct hist_cell *cells,
+		     __u32 n);
+/* Set one bucket of @cs's histogram (0 drops it); 0 or -ENOMEM. */
+int sample_set_bucket(struct sample *s, struct cg_sample *cs, unsigned int bucket, __u32 count);
 void sample_free(struct sample *s);
 
 /*

@@ -174,9 +174,9 @@ static void exact_output(void **state)
 	cs->s.inflicted_online_ns = 250000000;
 	cs->s.inflicted_all_ns = 1000000000;
 	cs->epoch_max = 20000000000ull;
-	cs->hist[hist_bucket(500)]++;
-	cs->hist[hist_bucket(3000)]++;
-	cs->hist[hist_bucket(20000000000ull)]++;
+	sample_set_bucket(&fx->b, cs, hist_bucket(500), 1);
+	sample_set_bucket(&fx->b, cs, hist_bucket(3000), 1);
+	sample_set_bucket(&fx->b, cs, hist_bucket(20000000000ull), 1);
 	sample_add(&fx->b, id + 1000000)->s.cpu_ns = 1;	/* unknown: left out */
 	sample_sort(&fx->b);
 	fx->b.counters[CNT_SWITCH_MISSED] = 7;
@@ -318,6 +318,7 @@ static void histogram_buckets(void **state)
 {
 	struct fixture *fx = *state;
 	__u64 le_ns[EXP_LE_N + 1], cum[EXP_LE_N + 1], count, total = 0, expect;
+	static __u32 h[HIST_BUCKETS];
 	struct cg_sample *cs;
 	unsigned int i, k;
 	size_t n;
@@ -326,9 +327,10 @@ static void histogram_buckets(void **state)
 	scan(fx);
 	cs = sample_add(&fx->b, id);
 	for (i = 0; i < HIST_BUCKETS; i++) {
-		cs->hist[i] = (i * 7919u) % 13 + (i % 5 == 0);
-		total += cs->hist[i];
+		h[i] = (i * 7919u) % 13 + (i % 5 == 0);
+		total += h[i];
 	}
+	assert_int_equal(sample_set_hist(&fx->b, cs, h), 0);
 	cs->s.wait_count = total;
 	assert_int_equal(exporter_update(&fx->e, NULL, &fx->b), 0);
 	n = parse_buckets(render(fx, NULL), le_ns, cum, &count);
@@ -338,7 +340,7 @@ static void histogram_buckets(void **state)
 		expect = 0;
 		for (i = 0; i < HIST_BUCKETS; i++)	/* bucket i: [lower, upper) */
 			if (k == n - 1 || hist_upper(i) - 1 <= le_ns[k])
-				expect += cs->hist[i];
+				expect += h[i];
 		assert_int_equal(cum[k], expect);
 		if (k)
 			assert_true(cum[k] >= cum[k - 1] && le_ns[k] > le_ns[k - 1]);
@@ -352,8 +354,10 @@ static void histogram_buckets(void **state)
 	memset(&fx->b, 0, sizeof(fx->b));
 	cs = sample_add(&fx->b, id);
 	*cs = fx->a.v[0];
-	fx->a.v[0].hist[hist_bucket(2000)] = 0xfffffff0u;	/* as if it had been that high */
-	cs->hist[hist_bucket(2000)] = 0x10;
+	sample_set_hist(&fx->b, cs, h);
+	/* as if it had been that high */
+	sample_set_bucket(&fx->a, &fx->a.v[0], hist_bucket(2000), 0xfffffff0u);
+	sample_set_bucket(&fx->b, cs, hist_bucket(2000), 0x10);
 	cs->s.wait_count += 0x20;
 	assert_int_equal(window_compute(&fx->a, &fx->b, &fx->w), 0);
 	assert_int_equal(exporter_update(&fx->e, &fx->w, &fx->b), 0);
@@ -366,7 +370,7 @@ static void histogram_buckets(void **state)
 	fx->a = fx->b;
 	memset(&fx->b, 0, sizeof(fx->b));
 	cs = sample_add(&fx->b, id);
-	cs->hist[hist_bucket(100)] = 4;
+	sample_set_bucket(&fx->b, cs, hist_bucket(100), 4);
 	cs->s.wait_count = 4;
 	window_free(&fx->w);
 	assert_int_equal(window_compute(&fx->a, &fx->b, &fx->w), 0);
@@ -414,7 +418,7 @@ static void waits(struct sample *s, __u64 cgid, __u32 n)
 	struct cg_sample *cs = sample_add(s, cgid);
 
 	cs->s.wait_count = n;
-	cs->hist[hist_bucket(5000)] = n;
+	sample_set_bucket(s, cs, hist_bucket(5000), n);
 }
 
 /*
@@ -454,7 +458,7 @@ static void update_merges(void **state)
 	waits(&fx->b, 40, 8);
 	sample_sort(&fx->b);
 	assert_int_equal(window_compute(&fx->a, &fx->b, &fx->w), 0);
-	fx->b.v[2].hist[hist_bucket(5000)] = 1000;
+	sample_set_bucket(&fx->b, &fx->b.v[2], hist_bucket(5000), 1000);
 	assert_int_equal(exporter_update(&fx->e, &fx->w, &fx->b), 0);
 	assert_int_equal(fx->e.n, 3);
 	assert_int_equal(exp_total(&fx->e, 10), 2);

@@ -85,7 +85,7 @@ static void add(struct sample *s, __u64 id, __u64 cpu, __u64 waits, __u64 wait_n
 	c->s.wait_count = waits;
 	c->s.wait_ns = wait_ns;
 	c->s.steal_ns[KC_BE] = wait_ns / 2;
-	c->hist[hist_bucket(each)] = waits;
+	assert_int_equal(sample_set_bucket(s, c, hist_bucket(each), waits), 0);
 	c->epoch_max = each;
 }
 
@@ -155,8 +155,8 @@ static void window_hist_wraps(void **state)
 
 	add(&a, 1, 0, 10, 10, 50);
 	add(&b, 1, 0, 20, 20, 50);
-	a.v[0].hist[hist_bucket(50)] = 0xfffffffb;
-	b.v[0].hist[hist_bucket(50)] = 5;
+	sample_set_bucket(&a, &a.v[0], hist_bucket(50), 0xfffffffb);
+	sample_set_bucket(&b, &b.v[0], hist_bucket(50), 5);
 	assert_int_equal(window_compute(&a, &b, &w), 0);
 	assert_int_equal(window_hist_count(&w.v[0], hist_bucket(50)), 10);
 	window_free(&w);
@@ -216,9 +216,9 @@ static void window_hist_sparse(void **state)
 	add(&b, 4, 0, 10, 10, 50);		/* idle */
 	add(&b, 6, 0, 16, 10, 50);		/* waited: two buckets rose */
 	add(&b, 8, 0, 7, 10, 900);		/* re-created: fewer waits */
-	b.v[2].hist[hist_bucket(50)] = 10;	/* unchanged there */
-	b.v[2].hist[hist_bucket(3000)] = 2;
-	b.v[2].hist[hist_bucket(20)] = 4;
+	sample_set_bucket(&b, &b.v[2], hist_bucket(50), 10);	/* unchanged there */
+	sample_set_bucket(&b, &b.v[2], hist_bucket(3000), 2);
+	sample_set_bucket(&b, &b.v[2], hist_bucket(20), 4);
 	sample_sort(&a);
 	sample_sort(&b);
 	assert_int_equal(window_compute(&a, &b, &w), 0);
@@ -250,6 +250,128 @@ static void window_hist_sparse(void **state)
 	sample_free(&b);
 }
 
+/* @cs's whole histogram as the pool holds it: strictly by bucket, no zeros, matching @dense. */
+static void check_sample_hist(const struct sample *s, const struct cg_sample *cs,
+			      const __u32 *dense)
+{
+	const struct hist_cell *h = sample_hist(s, cs);
+	unsigned int i, k = 0;
+
+	for (i = 0; i < HIST_BUCKETS; i++) {
+		if (!dense[i])
+			continue;
+		assert_true(k < cs->nhist);
+		assert_int_equal(h[k].bucket, i);
+		assert_int_equal(h[k].count, dense[i]);
+		k++;
+	}
+	assert_int_equal(k, cs->nhist);
+}
+
+/* Setting a bucket keeps the cells sorted, drops zeros, and leaves other containers alone. */
+static void sample_buckets_set(void **state)
+{
+	static __u32 x[HIST_BUCKETS], y[HIST_BUCKETS];
+	struct sample s = {};
+	struct cg_sample *a, *b;
+
+	x[3] = 7;
+	x[100] = 1;
+	x[HIST_BUCKETS - 1] = 2;
+	y[0] = 5;
+	a = sample_add(&s, 1);
+	b = sample_add(&s, 2);
+	a = &s.v[0];
+	assert_int_equal(sample_set_hist(&s, a, x), 0);
+	assert_int_equal(sample_set_hist(&s, b, y), 0);
+	check_sample_hist(&s, a, x);
+	/* a's cells are not the pool's last: they move, b's stay */
+	x[50] = 9;
+	assert_int_equal(sample_set_bucket(&s, a, 50, 9), 0);
+	x[3] = 0;
+	assert_int_equal(sample_set_bucket(&s, a, 3, 0), 0);
+	x[0] = 1;
+	assert_int_equal(sample_set_bucket(&s, a, 0, 1), 0);
+	x[HIST_BUCKETS - 1] = 0xffffffff;
+	assert_int_equal(sample_set_bucket(&s, a, HIST_BUCKETS - 1, 0xffffffff), 0);
+	assert_int_equal(sample_set_bucket(&s, a, 200, 0), 0);	/* absent: nothing */
+	check_sample_hist(&s, a, x);
+	check_sample_hist(&s, b, y);
+	/* a reused sample keeps its pool */
+	s.n = s.ncells = 0;
+	b = sample_add(&s, 3);
+	assert_null(sample_hist(&s, b));
+	assert_int_equal(sample_set_hist(&s, b, y), 0);
+	check_sample_hist(&s, b, y);
+	/* cells copied from elsewhere, as the collector's last read */
+	x[7] = 3;
+	a = sample_add(&s, 4);
+	assert_int_equal(sample_set_cells(&s, a, (struct hist_cell[]){ { 0, 1 }, { 7, 3 },
+		{ 50, 9 }, { 100, 1 }, { HIST_BUCKETS - 1, 0xffffffff } }, 5), 0);
+	check_sample_hist(&s, a, x);
+	check_sample_hist(&s, &s.v[0], y);
+	sample_free(&s);
+}
+
+/*
+ * The sparse difference agrees bucket by bucket with the dense one, mod
+ * 2^32: buckets in one list only (new, or wrapped to exactly 0), equal
+ * ones left out, wraps; and a re-created entry counts from zero.
+ */
+static void window_hist_merge(void **state)
+{
+	static __u32 x[HIST_BUCKETS], y[HIST_BUCKETS];
+	unsigned int round, i;
+	struct cg_sample *cs;
+	struct window w;
+	__u64 total;
+	__u32 d, n;
+
+	for (round = 0; round < 64; round++) {
+		struct sample a = {}, b = {};
+		int recreated = round % 8 == 7;
+
+		for (i = 0; i < HIST_BUCKETS; i++) {
+			switch ((i * 2654435761u + round * 40503u) % 7) {
+			case 0:	x[i] = 0; y[i] = 0; break;
+			case 1:	x[i] = 0; y[i] = i + round + 1; break;		/* new */
+			case 2:	x[i] = i + 1; y[i] = x[i]; break;		/* unchanged */
+			case 3:	x[i] = 0xffffffff - i % 3; y[i] = 0; break;	/* wrapped to 0 */
+			case 4:	x[i] = 0xfffffff0u; y[i] = round + i % 5; break;	/* wrapped */
+			case 5:	x[i] = round + 1; y[i] = x[i] + i; break;
+			default: x[i] = 0; y[i] = 0; break;
+			}
+		}
+		add(&a, 1, 0, 10, 10, 50);	/* a neighbour, so the pools' offsets differ */
+		add(&b, 1, 0, 10, 10, 50);
+		cs = sample_add(&a, 2);
+		cs->s.wait_count = 1000;
+		assert_int_equal(sample_set_hist(&a, cs, x), 0);
+		cs = sample_add(&b, 2);
+		cs->s.wait_count = recreated ? 999 : 2000;
+		assert_int_equal(sample_set_hist(&b, cs, y), 0);
+		if (round & 1)	/* the same histograms, swapped around in b's pool */
+			assert_int_equal(sample_set_bucket(&b, &b.v[0], hist_bucket(50), 10), 0);
+		assert_int_equal(window_compute(&a, &b, &w), 0);
+		assert_int_equal(window_find(&w, 1)->nhist, 0);
+		total = n = 0;
+		for (i = 0; i < HIST_BUCKETS; i++) {
+			d = recreated ? y[i] : y[i] - x[i];
+			assert_int_equal(window_hist_count(window_find(&w, 2), i), d);
+			total += d;
+			n += !!d;
+		}
+		assert_int_equal(window_find(&w, 2)->nhist, n);
+		assert_int_equal(window_hist_total(window_find(&w, 2)), total);
+		for (i = 1; i < n; i++)
+			assert_true(window_find(&w, 2)->hist[i - 1].bucket <
+				    window_find(&w, 2)->hist[i].bucket);
+		window_free(&w);
+		sample_free(&a);
+		sample_free(&b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -261,6 +383,8 @@ int main(void)
 		cmocka_unit_test(window_hist_wraps),
 		cmocka_unit_test(cells_quantile_agrees),
 		cmocka_unit_test(window_hist_sparse),
+		cmocka_unit_test(sample_buckets_set),
+		cmocka_unit_test(window_hist_merge),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
