@@ -11,6 +11,22 @@ stop_pids() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 }
+prog_ids_of() { # prog_ids_of PID: the BPF programs its fds hold
+	grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un
+}
+# gone "IDS": none of these programs is loaded 1 s after their process exited (and
+# there were some); the kernel frees a program a few ms after its last fd closes
+gone() {
+	local id i
+	[ -n "$1" ] || { echo "  no program ids recorded"; return 1; }
+	for id in $1; do
+		for i in $(seq 100); do
+			bpftool prog show id "$id" >/dev/null 2>&1 || continue 2
+			sleep 0.01
+		done
+		echo "  program $id is still loaded:"; bpftool prog show id "$id"; return 1
+	done
+}
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }

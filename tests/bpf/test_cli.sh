@@ -4,19 +4,21 @@
 set -u
 cd "$(dirname "$0")/../.."
 bin=build/koord-interference
-pass=0 fail=0
-check() { # check DESCRIPTION COMMAND...
-	local d=$1; shift
-	if "$@"; then echo "ok - $d"; pass=$((pass + 1)); else echo "not ok - $d"; fail=$((fail + 1)); fi
-}
-if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root"; exit 77; fi
+. tests/bpf/lib.sh
 
 errors_with() { # errors_with PATTERN ARGS...: exit 1 and PATTERN on stderr
 	local pat=$1 out rc; shift
 	out=$("$@" 2>&1 >/dev/null); rc=$?
 	[ "$rc" -eq 1 ] && grep -q -- "$pat" <<<"$out" || { echo "  got rc=$rc: $out"; return 1; }
 }
-detached() { ! bpftool prog show 2>/dev/null | grep -qE 'name (tp|raw)_(switch|wakeup)'; }
+detached() { # no collector program is loaded, 1 s after the tool exited (see gone)
+	local i
+	for i in $(seq 100); do
+		bpftool prog show 2>/dev/null | grep -qE 'name (tp|raw)_(switch|wakeup)' || return 0
+		sleep 0.01
+	done
+	return 1
+}
 
 check "not root is refused" errors_with "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups $bin -d 1
 check "bad duration" errors_with 'bad duration "abc"' $bin -d abc

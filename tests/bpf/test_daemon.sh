@@ -33,18 +33,6 @@ errors_with() { # errors_with PATTERN ARGS...: exit 1 and PATTERN on stderr
 }
 # Other tests or tools may run alongside: "nothing left attached" is checked for
 # the programs this daemon held (prog_id in its fds' fdinfo), by id.
-prog_ids_of() { # prog_ids_of PID: the BPF programs its fds hold
-	grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un
-}
-gone() { # gone "IDS": none of these programs is loaded any more (and there were some)
-	local id
-	[ -n "$1" ] || { echo "  no program ids recorded"; return 1; }
-	for id in $1; do
-		if bpftool prog show id "$id" >/dev/null 2>&1; then
-			echo "  program $id is still loaded:"; bpftool prog show id "$id"; return 1
-		fi
-	done
-}
 switch_progs() { # switch_progs "IDS": how many of them are tp_switch/raw_switch
 	local id n=0
 	for id in $1; do

@@ -7,19 +7,13 @@
 set -u
 cd "$(dirname "$0")/../.."
 bin=build/koord-top
-pass=0 fail=0
-check() { # check DESCRIPTION COMMAND...
-	local d=$1; shift
-	if "$@"; then echo "ok - $d"; pass=$((pass + 1)); else echo "not ok - $d"; fail=$((fail + 1)); fi
-}
-if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root"; exit 77; fi
+. tests/bpf/lib.sh
 command -v tmux >/dev/null || { echo "tmux is missing: run scripts/deps.sh"; exit 1; }
 
 export LANG=C.UTF-8 LC_ALL=C.UTF-8
 tmp=$(mktemp -d /tmp/koord-top-test-XXXXXX)
 sock=$tmp/tmux.sock	# a private server, its socket removed with $tmp
 tmx() { tmux -S "$sock" "$@"; }
-pids=()
 cgdir=
 cleanup() {
 	local p
@@ -196,15 +190,6 @@ wait_screen() { # wait_screen PATTERN [SECONDS]: until the pane shows PATTERN (E
 	return 1
 }
 top_pid() { pgrep -P "$(tmx display-message -p -t top '#{pane_pid}')" -x koord-top; }
-prog_ids_of() { grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un; }
-gone() { # gone "IDS": none of these programs is loaded any more (and there were some)
-	local id
-	[ -n "$1" ] || { echo "  no program ids recorded"; return 1; }
-	for id in $1; do
-		bpftool prog show id "$id" >/dev/null 2>&1 && { echo "  program $id is still loaded"; return 1; }
-	done
-	return 0
-}
 # a shell in the pane runs koord-top, so the pane shows what is left after it exits
 start_top() { # start_top: a fresh session running koord-top -d 0.5
 	tmx kill-session -t top 2>/dev/null
