@@ -38,6 +38,8 @@ const volatile bool pmu_on = false;		/* counters opened by the loader */
 __u32 class_gen;
 /* Bumped by user space at each sample: waits' maxima are kept per epoch. */
 __u64 epoch;
+/* Bumped at every change of cg_slot: user space dumps it only after one. */
+__u64 slot_gen;
 
 /* What the collector keeps per task (not shared with user space). */
 struct task_state {
@@ -191,8 +193,10 @@ static __always_inline __u32 slot_of(__u64 cgid)
 		count(CNT_SLOTS_FULL);
 		return 0;
 	}
-	if (!bpf_map_update_elem(&cg_slot, &cgid, &slot, BPF_NOEXIST))
+	if (!bpf_map_update_elem(&cg_slot, &cgid, &slot, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&slot_gen, 1);
 		return slot;
+	}
 	/* Another CPU gave it one meanwhile. */
 	bpf_map_push_elem(&free_slots, &slot, 0);
 	s = bpf_map_lookup_elem(&cg_slot, &cgid);
@@ -643,6 +647,7 @@ static __always_inline int on_cgroup_rmdir(struct cgroup *cgrp)
 	slot = *s;
 	if (bpf_map_delete_elem(&cg_slot, &cgid))
 		return 0;	/* another CPU is removing it */
+	__sync_fetch_and_add(&slot_gen, 1);
 	now = bpf_ktime_get_ns();
 	for (cpu = 0; cpu < nr_cpus && cpu < KOORD_MAX_CPUS; cpu++) {
 		i = cpu * nr_slots + slot;

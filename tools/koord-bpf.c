@@ -668,6 +668,7 @@ struct daemon {
 	struct collector *col;
 	struct container_table table;
 	struct sample prev, cur;
+	bool prev_checked;		/* maybe_rescan() looked up prev's containers */
 	struct exporter exp;
 	struct batch_node batch;	/* reclaimable batch capacity */
 	struct batch_host bhost;
@@ -740,23 +741,32 @@ static int rescan(struct daemon *d)
 	return err;
 }
 
-/* Walk again when containers appear that the last walk did not know, or every RESCAN_S. */
+/*
+ * Walk again when containers appear that the last walk did not know, or every
+ * RESCAN_S. Past the first period only containers new since the previous
+ * sample are looked up (both are sorted): the others were known, or listed
+ * unresolved, a period ago.
+ */
 static void maybe_rescan(struct daemon *d)
 {
 	__u64 *unknown = NULL;
-	size_t i, n = 0;
+	size_t i, j = 0, n = 0;
 	bool fresh = false;
 
 	for (i = 0; i < d->cur.n; i++) {
 		__u64 id = d->cur.v[i].cgid;
 
-		if (container_table_get(&d->table, id))
+		while (j < d->prev.n && d->prev.v[j].cgid < id)
+			j++;
+		if ((d->prev_checked && j < d->prev.n && d->prev.v[j].cgid == id) ||
+		    container_table_get(&d->table, id))
 			continue;
 		/* bsearch/qsort of NULL is undefined even with 0 elements */
 		if (!d->nunresolved ||
 		    !bsearch(&id, d->unresolved, d->nunresolved, sizeof(id), cmp_u64))
 			fresh = true;
 	}
+	d->prev_checked = true;		/* cur, prev from the next period on */
 	if (!fresh && now_s() - d->last_scan < RESCAN_S)
 		return;
 	rescan(d);
