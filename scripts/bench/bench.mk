@@ -1,7 +1,9 @@
 # `make bench`: per-event BPF cost next to a floor and Debian's peers, and
-# start-up time and locked map memory; then the daemon's user-space cost per
-# period at 100 to 10,000 containers (bench-scale) and its reaction time
-# (bench-reaction) (docs/performance.md). Included by the main Makefile; uses
+# start-up time and locked map memory; then the whole-system overhead
+# (bench-overhead), the daemon's user-space cost per period at 100 to 10,000
+# containers (bench-scale), its reaction time (bench-reaction) and the
+# histogram's accuracy (bench-accuracy); last, one table of every figure with
+# its budget (scripts/bench/summary.py; docs/performance.md). Included by the main Makefile; uses
 # its OUT, CC, CFLAGS, CLANG, BPFTOOL, ARCH, CLANG_SYS_INCLUDES.
 # Not part of `make test`: a benchmark is not a test.
 #
@@ -9,26 +11,35 @@
 #   sudo make bench-scale [SCALE_ARGS="--rounds 3 --sizes 100,1000,10000"]
 #   sudo make bench-reaction [REACTION_ARGS="--runs 10 --periods 1,0.2"]
 #   sudo make bench-overhead [OVERHEAD_ARGS="--rounds 6"]   sudo make bench-accuracy
+#   make bench-summary  the table of every figure from the benches' last results
 #   make bench-build   the bench's BPF objects, loader and workloads only
 
 BENCH_DIR  := $(OUT)/bench
 BENCH_ARGS ?=
 SCALE_ARGS ?=
 REACTION_ARGS ?=
+OVERHEAD_ARGS ?=
 BENCH_OBJS := $(BENCH_DIR)/floor.bpf.o $(BENCH_DIR)/prims.bpf.o
 
-.PHONY: bench bench-build bench-scale bench-reaction bench-overhead bench-accuracy
+.PHONY: bench bench-build bench-scale bench-reaction bench-overhead bench-accuracy bench-summary
 
 bench-build: $(BENCH_DIR)/koord-bench-load $(BENCH_OBJS) $(BENCH_DIR)/koord-bench-work \
 	     $(BENCH_DIR)/koord-bench-accuracy
 
-# bench.py first; then the daemon's tables. Each prints its table with the budgets.
+# bench.py first; then the daemon's tables. Each prints its table with the budgets,
+# and summary.py all of them again in one.
 bench: all bench-build $(BENCH_DIR)/.deps
 	scripts/bench/bench.py --out $(BENCH_DIR) $(BENCH_ARGS)
-	scripts/bench/overhead.py $(OVERHEAD_ARGS)
+	scripts/bench/overhead.py --out $(BENCH_DIR) $(OVERHEAD_ARGS)
 	scripts/bench/scale.py --out $(BENCH_DIR) $(SCALE_ARGS)
 	scripts/bench/reaction.py --out $(BENCH_DIR) $(REACTION_ARGS)
-	$(BENCH_DIR)/koord-bench-accuracy
+	$(BENCH_DIR)/koord-bench-accuracy > $(BENCH_DIR)/accuracy.txt; rc=$$?; \
+		cat $(BENCH_DIR)/accuracy.txt; exit $$rc
+	scripts/bench/summary.py $(BENCH_DIR)
+
+# The table of every figure from what the benches wrote last.
+bench-summary:
+	scripts/bench/summary.py $(BENCH_DIR)
 
 bench-scale: all bench-build
 	scripts/bench/scale.py --out $(BENCH_DIR) $(SCALE_ARGS)
@@ -37,10 +48,11 @@ bench-reaction: all bench-build
 	scripts/bench/reaction.py --out $(BENCH_DIR) $(REACTION_ARGS)
 
 bench-overhead: all bench-build
-	scripts/bench/overhead.py $(OVERHEAD_ARGS)
+	scripts/bench/overhead.py --out $(BENCH_DIR) $(OVERHEAD_ARGS)
 
 bench-accuracy: all bench-build
-	$(BENCH_DIR)/koord-bench-accuracy
+	$(BENCH_DIR)/koord-bench-accuracy > $(BENCH_DIR)/accuracy.txt; rc=$$?; \
+		cat $(BENCH_DIR)/accuracy.txt; exit $$rc
 
 # Item 6: the histogram's percentiles against exact ones (scripts/bench/accuracy.c).
 $(BENCH_DIR)/koord-bench-accuracy: scripts/bench/accuracy.c $(TESTLIB_OBJS) $(OUT)/libkoord.a

@@ -15,6 +15,7 @@ without; 1.00 = no cost) with their min..max. Budget: koord-bpf's median
 ratio <= 1.03.
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -88,6 +89,7 @@ def main():
     ap.add_argument("--pipe-loops", type=int, default=200000)
     ap.add_argument("--hackbench-loops", type=int, default=2000)
     ap.add_argument("--port", type=int, default=19417)
+    ap.add_argument("--out", help="directory to write overhead.json into")
     a = ap.parse_args()
     if os.geteuid():
         sys.exit("overhead: needs root (the daemon loads BPF)")
@@ -116,11 +118,18 @@ def main():
     print(f"\nWhole-system overhead, {a.rounds} interleaved rounds "
           f"(load average {os.getloadavg()[0]:.1f}):")
     print(f"  {'tool':10} {'load':24} {'median':>7} {'min..max':>13}  budget <= {BUDGET}")
+    verdicts = []
     for (c, n), v in ratios.items():
         med = statistics.median(v)
         verdict = ("PASS" if med <= BUDGET else "OVER") if c == "koord-bpf" else "(reference)"
+        verdicts.append({"tool": c, "load": n, "median": med, "min": min(v), "max": max(v),
+                         "ratios": v, "verdict": verdict})
         print(f"  {c:10} {n:24} {med:7.3f} {min(v):6.3f}..{max(v):.3f}  {verdict}  "
               f"[{', '.join(f'{x:.3f}' for x in v)}]")
+    if a.out:
+        with open(os.path.join(a.out, "overhead.json"), "w") as f:
+            json.dump({"rounds": a.rounds, "load_average": os.getloadavg()[0],
+                       "verdicts": verdicts}, f, indent=1)
 
 
 if __name__ == "__main__":
