@@ -784,23 +784,19 @@ static int read_container(struct collector *c, const struct slot_ref *r, __u64 l
 	return 1;
 }
 
-int collector_sample(struct collector *c, struct sample *s)
+/* One reading of everything into @s, closing @epoch's maxima; 0 or -errno. */
+static int sample_once(struct collector *c, struct sample *s, __u64 epoch)
 {
 	struct running running[KOORD_MAX_CPUS];
 	struct cg_sample *cs;
-	__u64 epoch, listed;
+	__u64 listed;
 	long n, i;
 	int err;
 
 	s->n = 0;
 	s->ncells = 0;
-	/* This sample's histograms go to the other pool; the last one's are read from. */
-	c->cur = !c->cur;
 	c->pool[c->cur].n = 0;
-	c->gen++;
 	memset(s->counters, 0, sizeof(s->counters));
-	/* Close the epoch first: its maxima are then final. */
-	epoch = __atomic_fetch_add(&c->skel->bss->epoch, 1, __ATOMIC_SEQ_CST);
 	err = read_counters(c, s);
 	s->mono_ns = mono_ns();
 	read_running(c, s->mono_ns, running);
@@ -829,6 +825,36 @@ int collector_sample(struct collector *c, struct sample *s)
 	err = add_running(c, s, running);
 	s->mono_end_ns = mono_ns();
 	s->pmu_source = c->pmu_source;
+	return err;
+}
+
+/*
+ * A sample stands for one moment, s->mono_ns: the running stretches are
+ * taken then, the counters just after. When the reading stalled (seen for
+ * ~0.4 s right after another collector was torn down), a switch during the
+ * stall is in the counters but not in the moment, and the next window comes
+ * out short by the stall: read again, twice at most.
+ */
+#define SAMPLE_SLOW_NS	50000000ull
+
+int collector_sample(struct collector *c, struct sample *s)
+{
+	__u64 epoch;
+	int err, tries = 0;
+
+	/* This sample's histograms go to the other pool; the last one's are read from. */
+	c->cur = !c->cur;
+	c->gen++;
+	/* Close the epoch first: its maxima are then final. */
+	epoch = __atomic_fetch_add(&c->skel->bss->epoch, 1, __ATOMIC_SEQ_CST);
+	for (;;) {
+		err = sample_once(c, s, epoch);
+		if (err || s->mono_end_ns - s->mono_ns <= SAMPLE_SLOW_NS || ++tries == 3)
+			break;
+	}
+	if (tries)
+		log_debug("%d slow readings of a sample, the last %.0f ms", tries,
+			  (s->mono_end_ns - s->mono_ns) / 1e6);
 	return err;
 }
 
