@@ -66,20 +66,24 @@ sleep 0.3
 hog_ns() { local p t=0; for p in $(cat "$root$hog_rel/cgroup.procs"); do t=$((t + $(cut -d' ' -f1 /proc/$p/schedstat 2>/dev/null || echo 0))); done; echo $t; }
 
 # ---- batch text ----
-s0=$(hog_ns); t0=$(date +%s%N)
-$bin -b -n 2 -d 1 >"$tmp/batch.txt" 2>"$tmp/batch.err"
-rc=$?
-s1=$(hog_ns); t1=$(date +%s%N)
+text_run() { # two text frames, with the hog's schedstat before and after
+	s0=$(hog_ns); t0=$(date +%s%N)
+	$bin -b -n 2 -d 1 >"$tmp/batch.txt" 2>"$tmp/batch.err"
+	rc=$?
+	s1=$(hog_ns); t1=$(date +%s%N)
+	hogrows=$(grep -F -- " $hog_rel" "$tmp/batch.txt")
+}
+text_run
 check "batch text exits 0" [ "$rc" -eq 0 ]
 check "batch text has 2 frames" [ "$(grep -c '^koord-top .* batch ' "$tmp/batch.txt")" -eq 2 ]
 check "each frame has the table header" [ "$(grep -c '^QOS  *CPU%  *P50  *P99  *BE%  *INFL_ms/s  *CPI  *MPKI  *CGROUP$' "$tmp/batch.txt")" -eq 2 ]
 check "the header says counters are unavailable (no PMU here) or names the source" \
 	grep -qE 'counters: (unavailable|hardware)' "$tmp/batch.txt"
-hogrows=$(grep -F -- " $hog_rel" "$tmp/batch.txt")
 check "the hog has a row in both frames" [ "$(grep -c . <<<"$hogrows")" -eq 2 ]
 # Pinned alone to CPU 0 the hog runs > 90%; others' tests sharing CPU 0 can
 # take half of it, so CPU% is also held against schedstat over the same run.
-check "the hog's row: QOS BE, CPU% above 50 (when schedstat says > 60) and near schedstat (20), CPI/MPKI '-'" python3 -c '
+text_ok() { # the hog's rows of the last text_run against schedstat
+	python3 -c '
 import sys
 rows = [l.split() for l in sys.argv[1].splitlines()]
 ref = 100.0 * int(sys.argv[2]) / int(sys.argv[3])
@@ -90,6 +94,14 @@ assert ref < 60 or min(float(r[1]) for r in rows) > 50, rows
 assert abs(top - ref) < 20, (top, ref)  # loose: the run includes start-up; JSON below is exact
 assert all(r[6] == "-" and r[7] == "-" for r in rows), rows
 ' "$hogrows" $((s1 - s0)) $((t1 - t0))
+}
+# As test_runq: one misattributed stretch decides a frame, so a miss is measured again.
+if ! text_ok >/dev/null 2>&1; then
+	text_ok 2>&1 | sed 's/^/# first attempt: /'
+	echo "# the hog's CPU% missed schedstat's: measuring again"
+	text_run
+fi
+check "the hog's row: QOS BE, CPU% above 50 (when schedstat says > 60) and near schedstat (20), CPI/MPKI '-'" text_ok
 
 check "odd cgroup names are escaped in text, no raw control characters" \
 	bash -c 'grep -qF "$1/evil\\x09name\\x1b[31m" "$2" && ! grep -q $'"'"'[\x01-\x09\x0b-\x1f]'"'"' "$2"' _ "$rel" "$tmp/batch.txt"
@@ -113,8 +125,10 @@ assert late and late[0]["qos"] == "BE" and late[0]["pod_uid"], docs[-1]["contain
 ' "$tmp/late.json" "$late_rel"
 
 # ---- batch JSON ----
-# the hog's schedstat every 20 ms with the wall clock, to compare each frame over its own window
-python3 -c '
+# A 2-frame batch JSON, the hog's schedstat sampled every 20 ms with the wall clock alongside,
+# to compare each frame over its own window.
+json_run() {
+	python3 -c '
 import os, sys, time
 d = sys.argv[1]
 while True:
@@ -127,17 +141,18 @@ while True:
     print(time.time(), ns, flush=True)
     time.sleep(0.02)
 ' "$root$hog_rel" >"$tmp/sched.txt" &
-sampler=$!
-pids+=($sampler)
-lines_in() { wc -l <"$1"; }
-for ((i = 0; i < 100; i++)); do [ "$(lines_in "$tmp/sched.txt")" -ge 2 ] && break; sleep 0.05; done
-$bin -b -n 2 -d 1 --json >"$tmp/batch.json" 2>"$tmp/json.err"
-rc=$?
-n=$(lines_in "$tmp/sched.txt")
-for ((i = 0; i < 100; i++)); do [ "$(lines_in "$tmp/sched.txt")" -ge $((n + 2)) ] && break; sleep 0.05; done
-kill $sampler 2>/dev/null
-check "batch JSON exits 0" [ "$rc" -eq 0 ]
-check "batch JSON: 2 documents, one per line, with the hog; its CPU share as schedstat's (0.1)" python3 -c '
+	sampler=$!
+	pids+=($sampler)
+	lines_in() { wc -l <"$1"; }
+	for ((i = 0; i < 100; i++)); do [ "$(lines_in "$tmp/sched.txt")" -ge 2 ] && break; sleep 0.05; done
+	$bin -b -n 2 -d 1 --json >"$tmp/batch.json" 2>"$tmp/json.err"
+	rc=$?
+	n=$(lines_in "$tmp/sched.txt")
+	for ((i = 0; i < 100; i++)); do [ "$(lines_in "$tmp/sched.txt")" -ge $((n + 2)) ] && break; sleep 0.05; done
+	kill $sampler 2>/dev/null
+}
+json_ok() { # the frames of the last json_run against schedstat
+	python3 -c '
 import bisect, datetime, json, sys
 samples = [tuple(map(float, l.split())) for l in open(sys.argv[3])]
 ts = [x[0] for x in samples]
@@ -170,6 +185,16 @@ for l in lines:
     assert ref < 0.6 or share > 0.5, (share, ref)
     assert abs(share - ref) < 0.1, (share, ref)
 ' "$tmp/batch.json" "$hog_rel" "$tmp/sched.txt"
+}
+json_run
+# As test_runq: one long stretch misattributed decides a frame, so a miss is measured again.
+if ! json_ok >/dev/null 2>&1; then
+	json_ok 2>&1 | sed 's/^/# first attempt: /'
+	echo "# a frame missed schedstat's share: measuring again"
+	json_run
+fi
+check "batch JSON exits 0" [ "$rc" -eq 0 ]
+check "batch JSON: 2 documents, one per line, with the hog; its CPU share as schedstat's (0.1)" json_ok
 check "--filter BE shows only BE" python3 -c '
 import json, subprocess, sys
 out = subprocess.run([sys.argv[1], "-b", "-n", "1", "-d", "0.5", "--json", "--filter", "BE"],
