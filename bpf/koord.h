@@ -88,51 +88,154 @@ enum koord_pmu {
  * Per container and CPU, in the cg_cpu array at cpu * nr_slots + slot (the
  * container's slot is in cg_slot; one CPU's entries are contiguous, so CPUs
  * do not share lines). Written only by that CPU under its run-queue lock (so
- * plain adds are exact), except own_n/own_s which wakeups and migrations
- * targeting the CPU update with atomic adds. User space sums over CPUs.
+ * plain adds are exact), except own_* which wakeups and migrations targeting
+ * the CPU update with atomic adds. User space sums over CPUs.
  */
 struct cg_cpu_stats {
 	unsigned long long cpu_ns;	/* on-CPU time of the container's tasks */
 	unsigned long long wait_count;	/* waits that ended on this CPU */
 	unsigned long long wait_ns;	/* their total length */
 	unsigned long long wait_max;	/* the longest single wait */
-	/* the longest wait of each sampling epoch: slot epoch & 1 */
+	/* the longest wait of each sampling epoch, in slot epoch & 1, and the epoch it is of */
 	unsigned long long epoch_max[2];
-	unsigned long long epoch;	/* epoch of the last wait */
+	unsigned long long epoch_tag[2];
 	unsigned long long steal_ns[ST_NR]; /* wait split by who held the CPU */
 	unsigned long long inflicted_online_ns;
 	unsigned long long inflicted_all_ns;
-	/* tasks of this container waiting on this CPU, and their integral */
+	/* tasks of this container waiting on this CPU, and their integral ... */
 	long long own_n;
 	long long own_s;
+	/* ... and those of them counted as online waiters (in the CPU's n_online) */
+	long long own_on_n;
+	long long own_on_s;
 	/* long-wait events emitted in the current second (rate limit) */
 	unsigned long long ev_window;
 	unsigned long long ev_count;
 	unsigned long long pmu[PMU_NR];	/* scaled for multiplexing */
 	/* when the slot was last cleared for reuse: anything older is another container's */
-	unsigned long long born_ns;
+	unsigned long long born_ns;	/* last: cg_cpu_stats_reuse() clears what precedes it */
 };
 
 /*
- * Per CPU. The clocks and the *_in integrals are written only by the CPU
- * itself under its run-queue lock; n_* and s_* (tasks waiting on this CPU and
- * minus the sum of their enqueue times) also by wakeups and migrations that
- * target it, with atomic adds. Aligned so CPUs do not share cache lines.
+ * Per CPU. Written by the CPU itself under its run-queue lock, except n_*,
+ * s_* (tasks waiting on this CPU and minus the sum of their enqueue times)
+ * and enq, which wakeups and migrations targeting it update with atomic adds.
+ * seq is odd while the CPU's switch updates this state and its cg_cpu
+ * entries: a reader that sees it even and unchanged around its reads read
+ * them at one moment. Aligned so CPUs do not share cache lines.
  */
 struct cpu_state {
+	unsigned int seq;
+	unsigned int cur_class;
 	unsigned long long last_switch;	/* 0 until the CPU's first switch is seen */
 	unsigned long long cur_cgid;	/* container running now, 0 for idle */
-	unsigned int cur_class;
-	unsigned int cur_pid;		/* tid running now, 0 for idle */
+	unsigned long long cur_task;	/* task running now (its address) */
 	unsigned int class_gen;		/* cur_class is of this generation */
 	unsigned int cur_slot;		/* its slot, 0 for none */
 	unsigned long long clk[KC_NR];	/* run time per class of the running task */
 	long long n_all, s_all;		/* waiting tasks, all classes */
 	long long n_online, s_online;	/* waiting online tasks */
-	long long i_all_in, i_online_in, i_own_in; /* integrals at cur's switch-in */
+	unsigned long long enq;		/* waiters ever queued here */
+	/* at cur's switch-in: the waiting integrals, the waiters and enq */
+	long long i_all_in, i_online_in, i_own_in, i_own_on_in;
+	long long n_in;
+	unsigned long long enq_in;
 	/* the CPU's counters at its last switch: value, time enabled, time running */
 	unsigned long long pmu_last[PMU_NR][3];
 } __attribute__((aligned(64)));
+
+/*
+ * Arithmetic shared by the BPF programs and user space (and unit-tested
+ * there on plain structs).
+ */
+
+/* 1 when @x is not 0, else 0, without a branch. */
+static inline unsigned long long koord_nonzero(unsigned long long x)
+{
+	return (x | (0 - x)) >> 63;
+}
+
+/*
+ * @v * @part / @whole for @v, @part <= @whole, @whole > 0, without
+ * overflowing 64 bits: exact while @whole is below 2^32 ns (4.3 s), else in
+ * units of 2^16 ns, or of 2^32 ns from 2^48 ns on. No branch: tests here
+ * multiplied the verifier's states.
+ */
+static inline unsigned long long koord_part(unsigned long long v, unsigned long long part,
+					    unsigned long long whole)
+{
+	unsigned long long shift = (koord_nonzero(whole >> 32) + koord_nonzero(whole >> 48)) << 4;
+
+	return ((v >> shift) * (part >> shift) / (whole >> shift)) << shift;
+}
+
+/*
+ * @a * @b / @c for 0 < @c <= @b (a count scaled up by a ratio of times)
+ * without overflowing where the result fits: exact while @b is below 2^32,
+ * else with @b and @c in units of 2^16, or 2^32 from 2^48 on. No branch.
+ */
+static inline unsigned long long koord_muldiv(unsigned long long a, unsigned long long b,
+					      unsigned long long c)
+{
+	unsigned long long shift = (koord_nonzero(b >> 32) + koord_nonzero(b >> 48)) << 4;
+
+	b >>= shift;
+	c >>= shift;
+	c += 1 - koord_nonzero(c);	/* a @c cut to 0 counts as 1 unit */
+	return (a / c) * b + (a % c) * b / c;
+}
+
+/*
+ * A waiting integral over one run of @delta ns, read as s + n * t at both
+ * ends, kept to what is possible: not below 0, not above @delta times the
+ * most tasks that can have waited meanwhile (@n_max). A migration queues a
+ * waiter on its destination without that CPU's lock, so a reader can see
+ * the count and the sum torn apart: off by a whole timestamp.
+ */
+static inline unsigned long long run_integral(long long v, unsigned long long delta,
+					      unsigned long long n_max)
+{
+	unsigned long long lim = delta * n_max;
+
+	if (v <= 0)
+		return 0;
+	return (unsigned long long)v > lim ? lim : (unsigned long long)v;
+}
+
+/* Note a wait of @ns that ended in sampling epoch @e. */
+static inline void epoch_max_note(struct cg_cpu_stats *st, unsigned long long e,
+				  unsigned long long ns)
+{
+	unsigned int i = e & 1;
+
+	if (st->epoch_tag[i] != e) {
+		st->epoch_tag[i] = e;
+		st->epoch_max[i] = 0;
+	}
+	if (ns > st->epoch_max[i])
+		st->epoch_max[i] = ns;
+}
+
+/* The longest wait that ended in epoch @e, 0 when none did. */
+static inline unsigned long long epoch_max_of(const struct cg_cpu_stats *st, unsigned long long e)
+{
+	unsigned int i = e & 1;
+
+	return st->epoch_tag[i] == e ? st->epoch_max[i] : 0;
+}
+
+/*
+ * Clear a removed container's entry for the slot's next owner. The stamp
+ * goes first: an event of the old owner that reads it from then on knows it
+ * is older and drops its update, and the entry is never seen unstamped.
+ * x86 keeps stores in order; the barrier keeps the compiler from moving them.
+ */
+static inline void cg_cpu_stats_reuse(struct cg_cpu_stats *st, unsigned long long now)
+{
+	st->born_ns = now;
+	asm volatile("" ::: "memory");
+	__builtin_memset(st, 0, __builtin_offsetof(struct cg_cpu_stats, born_ns));
+}
 
 /* Per container, in the cg_hist array at its slot: the wait histogram (atomic adds from any CPU). */
 struct cg_hist {

@@ -72,8 +72,10 @@ struct {
 	__type(value, struct task_state);
 } tasks SEC(".maps");
 
+/* Per-CPU state, read in place by user space (mmap) under its seq count. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);		/* the loader sets the number of CPUs */
 	__type(key, __u32);
 	__type(value, struct cpu_state);
@@ -268,14 +270,19 @@ static __always_inline bool queue_add(struct task_state *ts, struct cpu_state *c
 	ts->seg_start = now;
 	if (ts->uncounted)
 		return true;
+	/* enq before n: a run that sees the waiter counted also sees it queued */
+	__sync_fetch_and_add(&cs->enq, 1);
 	__sync_fetch_and_add(&cs->n_all, 1);
 	__sync_fetch_and_add(&cs->s_all, -(__s64)now);
+	__sync_fetch_and_add(&st->own_n, 1);
+	__sync_fetch_and_add(&st->own_s, -(__s64)now);
+	/* Own waiters are not inflicted: count them under the test n_online uses. */
 	if (KC_IS_ONLINE(ts->qclass)) {
 		__sync_fetch_and_add(&cs->n_online, 1);
 		__sync_fetch_and_add(&cs->s_online, -(__s64)now);
+		__sync_fetch_and_add(&st->own_on_n, 1);
+		__sync_fetch_and_add(&st->own_on_s, -(__s64)now);
 	}
-	__sync_fetch_and_add(&st->own_n, 1);
-	__sync_fetch_and_add(&st->own_s, -(__s64)now);
 	return true;
 }
 
@@ -292,26 +299,35 @@ static __always_inline void queue_remove(struct task_state *ts, __u64 now, bool 
 	struct cpu_state *cs = cpu_state(ts->qcpu);
 	__u64 d[KC_NR], self, others = 0, thr, elapsed;
 	struct cg_cpu_stats *st;
+	bool online;
 	__u32 k;
 
 	if (!cs)
 		return;
+	st = cg_cpu_stats(ts->slot, ts->qcpu);
+	/* The container was removed while the task waited: its slot is someone else's now. */
+	if (st && st->born_ns > ts->seg_start)
+		st = NULL;
+	/* One test of the class, branched on twice: the verifier knows the second outcome. */
+	online = KC_IS_ONLINE(ts->qclass);
 	if (!ts->uncounted) {
 		__sync_fetch_and_add(&cs->n_all, -1);
 		__sync_fetch_and_add(&cs->s_all, now);
-		if (KC_IS_ONLINE(ts->qclass)) {
+		if (st) {
+			__sync_fetch_and_add(&st->own_n, -1);
+			__sync_fetch_and_add(&st->own_s, now);
+		}
+		if (online) {
 			__sync_fetch_and_add(&cs->n_online, -1);
 			__sync_fetch_and_add(&cs->s_online, now);
+			if (st) {
+				__sync_fetch_and_add(&st->own_on_n, -1);
+				__sync_fetch_and_add(&st->own_on_s, now);
+			}
 		}
 	}
-	st = cg_cpu_stats(ts->slot, ts->qcpu);
-	/* The container was removed while the task waited: its slot is someone else's now. */
-	if (!st || st->born_ns > ts->seg_start)
+	if (!st)
 		return;
-	if (!ts->uncounted) {
-		__sync_fetch_and_add(&st->own_n, -1);
-		__sync_fetch_and_add(&st->own_s, now);
-	}
 	if (!charge)
 		return;
 
@@ -330,7 +346,8 @@ static __always_inline void queue_remove(struct task_state *ts, __u64 now, bool 
 	/*
 	 * Time the container's own quota held it back is not steal. Which
 	 * neighbour ran during those moments is not recorded, so the throttled
-	 * time comes out of every class's part in proportion.
+	 * time comes out of every class's part in proportion (d[k] * thr passes
+	 * 2^64 once both pass 4.3 s: koord_part).
 	 */
 	thr = (cfs ? cfs_throttled_ns(cfs, btf) :
 		     cfs_throttled_ns((struct cfs_rq___thr *)ts->cfs, false)) - ts->snap_thr;
@@ -338,7 +355,7 @@ static __always_inline void queue_remove(struct task_state *ts, __u64 now, bool 
 		thr = others;
 	for (k = 0; k < KC_NR; k++) {
 		if (thr && others)
-			d[k] -= d[k] * thr / others;
+			d[k] -= koord_part(d[k], thr, others);
 		st->steal_ns[k] += d[k];
 	}
 	st->steal_ns[ST_SELF] += self;
@@ -413,7 +430,7 @@ static __always_inline void wait_close(struct task_struct *p, struct task_state 
 	struct cfs_rq___thr *cfs = task_cfs_rq(p, btf);
 	struct cg_cpu_stats *st;
 	struct cg_hist *h;
-	__u64 wait = now - ts->wait_start, e;
+	__u64 wait = now - ts->wait_start;
 	__u32 b;
 
 	queue_remove(ts, now, true, (__u64)cfs == ts->cfs ? cfs : NULL, btf);
@@ -427,13 +444,7 @@ static __always_inline void wait_close(struct task_struct *p, struct task_state 
 	st->wait_ns += wait;
 	if (wait > st->wait_max)
 		st->wait_max = wait;
-	e = epoch;
-	if (st->epoch != e) {
-		st->epoch = e;
-		st->epoch_max[e & 1] = 0;
-	}
-	if (wait > st->epoch_max[e & 1])
-		st->epoch_max[e & 1] = wait;
+	epoch_max_note(st, epoch, wait);
 	long_wait_event(p, ts, st, cpu, now, wait, prev, prev_pid, prev_cgid);
 	h = bpf_map_lookup_elem(&cg_hist, &ts->slot);
 	if (!h)
@@ -479,23 +490,27 @@ static __always_inline void pmu_delta(struct cpu_state *cs, __u32 cpu, __u64 out
 		dr = v.running - cs->pmu_last[k][2];
 		/* The first reading only sets the base. */
 		if (cs->pmu_last[k][1])
-			out[k] = dr && dr < de ? dc * de / dr : dc;
+			out[k] = dr && dr < de ? koord_muldiv(dc, de, dr) : dc;
 		cs->pmu_last[k][0] = v.counter;
 		cs->pmu_last[k][1] = v.enabled;
 		cs->pmu_last[k][2] = v.running;
 	}
 }
 
+/* Keep the compiler from moving loads and stores across it. */
+#define barrier() asm volatile("" ::: "memory")
+
 /*
- * The interval since the CPU's last switch is charged to what the CPU state
- * says ran, not to prev: a switch event can be missed, and charging by state
- * keeps the clocks, cpu_ns and every snapshot consistent with each other.
+ * The interval since the CPU's last switch, up to @now, is charged to what
+ * the CPU state says ran, not to prev: a switch event can be missed, and
+ * charging by state keeps the clocks, cpu_ns and every snapshot consistent
+ * with each other.
  */
 static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 now)
 {
-	__u64 delta = now - cs->last_switch, counters[PMU_NR];
+	__u64 delta = now - cs->last_switch, counters[PMU_NR], n_max;
+	__u64 i_all, i_online, i_own, i_own_on;
 	struct cg_cpu_stats *st;
-	__s64 i_all, i_online, i_own;
 	__u32 *cls, k;
 
 	/* Classes were republished while this task ran: charge the new one. */
@@ -516,12 +531,51 @@ static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 no
 	if (pmu_on)
 		for (k = 0; k < PMU_NR; k++)
 			st->pmu[k] += counters[k];
-	/* Waiting integrals over the run, less the container's own waiters. */
-	i_all = cs->s_all + cs->n_all * (__s64)now - cs->i_all_in;
-	i_online = cs->s_online + cs->n_online * (__s64)now - cs->i_online_in;
-	i_own = st->own_s + st->own_n * (__s64)now - cs->i_own_in;
+	/*
+	 * Waiting integrals over the run: every waiter counted at the start or
+	 * queued since (one more for a count and enq read in between); the
+	 * container's own waiters are a part of all and of the online ones.
+	 */
+	n_max = (cs->n_in > 0 ? cs->n_in : 0) + (cs->enq - cs->enq_in) + 1;
+	i_all = run_integral(cs->s_all + cs->n_all * (__s64)now - cs->i_all_in, delta, n_max);
+	i_online = run_integral(cs->s_online + cs->n_online * (__s64)now - cs->i_online_in,
+				delta, n_max);
+	i_own = run_integral(st->own_s + st->own_n * (__s64)now - cs->i_own_in, delta, n_max);
+	i_own_on = run_integral(st->own_on_s + st->own_on_n * (__s64)now - cs->i_own_on_in,
+				delta, n_max);
+	if (i_online > i_all)
+		i_online = i_all;
+	if (i_own > i_all)
+		i_own = i_all;
+	if (i_own_on > i_online)
+		i_own_on = i_online;
 	st->inflicted_all_ns += i_all - i_own;
-	st->inflicted_online_ns += i_online - (KC_IS_ONLINE(cs->cur_class) ? i_own : 0);
+	st->inflicted_online_ns += i_online - i_own_on;
+}
+
+/*
+ * A switch event was missed (prev is not the task the CPU state says ran):
+ * prev's own clock says how long it has run since it was picked, which ends
+ * the interval; that part, at most @delta, is prev's.
+ */
+static __always_inline __u64 missed_run(struct task_struct *prev, __u64 delta, bool btf)
+{
+	__u64 ran = KREAD(btf, prev, se.sum_exec_runtime) -
+		    KREAD(btf, prev, se.prev_sum_exec_runtime);
+
+	return bounded(ran, delta);
+}
+
+/* Charge @ns that @pts's task ran on @cpu up to @now (its clocks and on-CPU time). */
+static __always_inline void charge_missed(struct cpu_state *cs, struct task_state *pts,
+					  __u32 cpu, __u64 ns, __u64 now)
+{
+	struct cg_cpu_stats *st = cg_cpu_stats(pts->slot, cpu);
+
+	if (pts->class < KC_NR)
+		cs->clk[pts->class] += ns;
+	if (st && st->born_ns <= now - ns)
+		st->cpu_ns += ns;
 }
 
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
@@ -530,23 +584,33 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_state *cs = cpu_state(cpu);
 	__u32 prev_pid = KREAD(btf, prev, pid), next_pid = KREAD(btf, next, pid);
-	__u64 now = bpf_ktime_get_ns();
 	struct task_state *pts = NULL, *nts = NULL;
 	struct cg_cpu_stats *st;
-	__u64 prev_cgid;
+	__u64 prev_cgid, now, missed = 0;
 
 	if (!cs)
 		return 0;
+	/* Odd from before the clock is read: a reader's moment is before it or after the end. */
+	cs->seq++;
+	barrier();
+	now = bpf_ktime_get_ns();
 	prev_cgid = cs->cur_cgid;
 	if (cs->last_switch) {
-		if (prev_pid != cs->cur_pid)
+		/* Task pointers, not pids: exec by a non-leader thread changes its pid. */
+		if ((__u64)prev != cs->cur_task) {
 			count(CNT_SWITCH_MISSED);
-		charge_run(cs, cpu, now);
+			if (prev_pid)
+				missed = missed_run(prev, now - cs->last_switch, btf);
+		}
+		charge_run(cs, cpu, now - missed);
 	}
 	cs->last_switch = now;
 
 	if (prev_pid) {
 		pts = task_state(prev, true);
+		/* Its identity as cached: refreshing it here would double the verifier's work. */
+		if (pts && missed)
+			charge_missed(cs, pts, cpu, missed, now);
 		if (pts && pts->wait_start) {	/* a wait opened while it ran */
 			queue_remove(pts, now, false, NULL, btf);
 			pts->wait_start = 0;
@@ -555,7 +619,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	}
 
 	/* next takes the CPU; its wait, if any, ends. */
-	cs->cur_pid = next_pid;
+	cs->cur_task = (__u64)next;
 	cs->cur_class = KC_IDLE;
 	cs->cur_cgid = 0;
 	cs->cur_slot = 0;
@@ -580,12 +644,19 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	}
 
 	/* Waiting integrals as next starts, to difference when it stops. */
+	cs->enq_in = cs->enq;
+	cs->n_in = cs->n_all;
 	cs->i_all_in = cs->s_all + cs->n_all * (__s64)now;
 	cs->i_online_in = cs->s_online + cs->n_online * (__s64)now;
 	cs->i_own_in = 0;
+	cs->i_own_on_in = 0;
 	st = cg_cpu_stats(cs->cur_slot, cpu);
-	if (st)
+	if (st) {
 		cs->i_own_in = st->own_s + st->own_n * (__s64)now;
+		cs->i_own_on_in = st->own_on_s + st->own_on_n * (__s64)now;
+	}
+	barrier();
+	cs->seq++;
 	return 0;
 }
 
@@ -631,7 +702,6 @@ static __always_inline int on_exit(struct task_struct *p)
  */
 static __always_inline int on_cgroup_rmdir(struct cgroup *cgrp)
 {
-	static const struct cg_cpu_stats zero_stats;
 	static const struct cg_hist zero_hist;
 	struct cg_cpu_stats *st;
 	__u64 cgid, now;
@@ -651,10 +721,9 @@ static __always_inline int on_cgroup_rmdir(struct cgroup *cgrp)
 	now = bpf_ktime_get_ns();
 	for (cpu = 0; cpu < nr_cpus && cpu < KOORD_MAX_CPUS; cpu++) {
 		i = cpu * nr_slots + slot;
-		bpf_map_update_elem(&cg_cpu, &i, &zero_stats, BPF_ANY);
 		st = bpf_map_lookup_elem(&cg_cpu, &i);
 		if (st)
-			st->born_ns = now;
+			cg_cpu_stats_reuse(st, now);
 	}
 	bpf_map_update_elem(&cg_hist, &slot, &zero_hist, BPF_ANY);
 	bpf_map_push_elem(&free_slots, &slot, 0);

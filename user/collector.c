@@ -14,6 +14,7 @@
 #include "collector.h"
 #include "koord.skel.h"
 #include "log.h"
+#include "running.h"
 
 #define DEFAULT_MAX_CONTAINERS	4096
 #define DEFAULT_LONG_WAIT_NS	5000000ull
@@ -32,10 +33,11 @@ struct collector {
 	unsigned int nr_cpus;
 	unsigned int nr_slots;		/* container slots, 0 meaning none */
 	char mode[40];
-	/* The slot arrays, read in place: no copy of idle containers' counters. */
+	/* The BPF arrays, read in place: no copy of idle containers' counters. */
 	const struct cg_cpu_stats *stats;	/* [cpu * nr_slots + slot] */
 	const struct cg_hist *hists;		/* [slot] */
-	size_t stats_len, hists_len;
+	const struct cpu_state *cpus;		/* [cpu] */
+	size_t stats_len, hists_len, cpus_len;
 	/* cg_slot is dumped here, kept from sample to sample (sized once). */
 	struct slot_ref {
 		__u64 cgid;
@@ -341,6 +343,11 @@ static int slots_open(struct collector *c)
 	if (p == MAP_FAILED)
 		goto fail;
 	c->hists = p;
+	c->cpus_len = (size_t)c->nr_cpus * sizeof(*c->cpus);
+	p = mmap(NULL, c->cpus_len, PROT_READ, MAP_SHARED, bpf_map__fd(c->skel->maps.cpus), 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	c->cpus = p;
 	c->refs = calloc(c->nr_slots, sizeof(*c->refs));
 	c->dump.keys = calloc(c->nr_slots, sizeof(*c->dump.keys));
 	c->dump.vals = calloc(c->nr_slots, sizeof(*c->dump.vals));
@@ -484,6 +491,8 @@ void collector_close(struct collector *c)
 		munmap((void *)c->stats, c->stats_len);
 	if (c->hists)
 		munmap((void *)c->hists, c->hists_len);
+	if (c->cpus)
+		munmap((void *)c->cpus, c->cpus_len);
 	free(c->refs);
 	free(c->dump.keys);
 	free(c->dump.vals);
@@ -558,12 +567,12 @@ static __u64 mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* Add one CPU's entry of a container into its sample. */
-static void fold(struct cg_sample *cs, const struct cg_cpu_stats *v, __u64 epoch)
+/* Add one CPU's entry of a container, with its on-CPU time there @cpu_ns, into its sample. */
+static void fold(struct cg_sample *cs, const struct cg_cpu_stats *v, __u64 cpu_ns, __u64 epoch)
 {
 	unsigned int i;
 
-	cs->s.cpu_ns += v->cpu_ns;
+	cs->s.cpu_ns += cpu_ns;
 	cs->s.wait_count += v->wait_count;
 	cs->s.wait_ns += v->wait_ns;
 	if (v->wait_max > cs->s.wait_max)
@@ -574,10 +583,9 @@ static void fold(struct cg_sample *cs, const struct cg_cpu_stats *v, __u64 epoch
 	cs->s.inflicted_all_ns += v->inflicted_all_ns;
 	for (i = 0; i < PMU_NR; i++)
 		cs->s.pmu[i] += v->pmu[i];
-	/* The epoch just closed, if this CPU saw a wait in it (or after). */
-	if ((v->epoch == epoch || v->epoch == epoch + 1) &&
-	    v->epoch_max[epoch & 1] > cs->epoch_max)
-		cs->epoch_max = v->epoch_max[epoch & 1];
+	/* The epoch just closed, if this CPU saw a wait in it. */
+	if (epoch_max_of(v, epoch) > cs->epoch_max)
+		cs->epoch_max = epoch_max_of(v, epoch);
 }
 
 static int read_counters(struct collector *c, struct sample *s)
@@ -658,52 +666,27 @@ static long read_slots(struct collector *c)
 	return c->nrefs;
 }
 
-/*
- * BPF charges a run when it ends; a task that keeps its CPU (a hog alone on
- * it) would show no CPU time until it is switched out. So a sample also
- * counts each CPU's running stretch up to the sample's time, read just
- * before the maps: monotonic still, as the charge at switch-out covers the
- * same stretch.
- */
-struct running {
-	__u64 cgid;
-	__u64 ns;
-};
-
-static void read_running(struct collector *c, __u64 now, struct running *r)
+static __u64 clock_mono(void *ctx)
 {
-	struct cpu_state st;
-	unsigned int cpu;
-
-	for (cpu = 0; cpu < c->nr_cpus; cpu++) {
-		r[cpu].cgid = 0;
-		if (collector_cpu_state(c, cpu, &st) || !st.cur_cgid || !st.last_switch ||
-		    now < st.last_switch)
-			continue;
-		r[cpu] = (struct running){ st.cur_cgid, now - st.last_switch };
-	}
+	return mono_ns();
 }
 
-static int add_running(struct collector *c, struct sample *s, const struct running *r)
+/*
+ * BPF charges a run when it ends; a task that keeps its CPU (a hog alone on
+ * it) would show no CPU time until it is switched out. So a sample counts
+ * each CPU's running stretch up to a moment read with the container's
+ * on-CPU time there, under the CPU's switch count: a switch between this
+ * and the reading of the counters cannot count the stretch twice.
+ */
+static void read_running(struct collector *c, struct cpu_running *r)
 {
-	struct cg_sample *cs;
 	unsigned int cpu;
 
-	for (cpu = 0; cpu < c->nr_cpus; cpu++) {
-		if (!r[cpu].cgid)
-			continue;
-		cs = (struct cg_sample *)sample_find(s, r[cpu].cgid);
-		if (!cs) {
-			/* Running since before its first charge: a new entry. */
-			cs = sample_add(s, r[cpu].cgid);
-			if (!cs)
-				return -ENOMEM;
-			sample_sort(s);
-			cs = (struct cg_sample *)sample_find(s, r[cpu].cgid);
-		}
-		cs->s.cpu_ns += r[cpu].ns;
-	}
-	return 0;
+	for (cpu = 0; cpu < c->nr_cpus; cpu++)
+		if (cpu_running_read(&c->cpus[cpu], c->stats, cpu, c->nr_slots, clock_mono, NULL,
+				     &r[cpu]))
+			log_debug("CPU %u kept switching while read: its running stretch is left "
+				  "to the next sample", cpu);
 }
 
 /* Keep @n cells in this sample's pool; their offset there in @off. */
@@ -755,12 +738,14 @@ static int read_hist(struct collector *c, const struct slot_ref *r, struct sampl
  * s->pc. 1, or 0 when the slot changed owner after @listed (the container
  * was removed meanwhile): its counters are not this container's.
  */
-static int read_container(struct collector *c, const struct slot_ref *r, __u64 listed,
-			   __u64 epoch, struct sample *s, struct cg_sample *cs)
+static int read_container(struct collector *c, const struct slot_ref *r,
+			  const struct cpu_running *running, __u64 listed, __u64 epoch,
+			  struct sample *s, struct cg_sample *cs)
 {
 	const struct cg_cpu_stats *v;
 	size_t npc = s->npc;
 	unsigned int cpu;
+	__u64 cpu_ns;
 
 	for (cpu = 0; cpu < c->nr_cpus; cpu++) {
 		v = &c->stats[(size_t)cpu * c->nr_slots + r->slot];
@@ -768,7 +753,12 @@ static int read_container(struct collector *c, const struct slot_ref *r, __u64 l
 			s->npc = npc;
 			return 0;
 		}
-		fold(cs, v, epoch);
+		/* Where it was running, its time up to the moment read with the stretch. */
+		if (running[cpu].slot == r->slot && running[cpu].cgid == r->cgid)
+			cpu_ns = running[cpu].cpu_ns;
+		else
+			cpu_ns = __atomic_load_n(&v->cpu_ns, __ATOMIC_RELAXED);
+		fold(cs, v, cpu_ns, epoch);
 		/* Parts are for pairing culprits with victims: none where both are 0. */
 		if (!v->steal_ns[KC_BE] && !v->inflicted_online_ns)
 			continue;
@@ -787,7 +777,7 @@ static int read_container(struct collector *c, const struct slot_ref *r, __u64 l
 /* One reading of everything into @s, closing @epoch's maxima; 0 or -errno. */
 static int sample_once(struct collector *c, struct sample *s, __u64 epoch)
 {
-	struct running running[KOORD_MAX_CPUS];
+	struct cpu_running running[KOORD_MAX_CPUS];
 	struct cg_sample *cs;
 	__u64 listed;
 	long n, i;
@@ -798,11 +788,12 @@ static int sample_once(struct collector *c, struct sample *s, __u64 epoch)
 	c->pool[c->cur].n = 0;
 	memset(s->counters, 0, sizeof(s->counters));
 	err = read_counters(c, s);
-	s->mono_ns = mono_ns();
-	read_running(c, s->mono_ns, running);
 	if (err)
 		return err;
+	/* Before any entry is read: a slot cleared for reuse after it is stamped later. */
 	listed = mono_ns();
+	s->mono_ns = listed;
+	read_running(c, running);
 	n = read_slots(c);
 	if (n < 0)
 		return n;
@@ -816,46 +807,27 @@ static int sample_once(struct collector *c, struct sample *s, __u64 epoch)
 		cs = sample_add(s, c->refs[i].cgid);
 		if (!cs)
 			return -ENOMEM;
-		err = read_container(c, &c->refs[i], listed, epoch, s, cs);
+		err = read_container(c, &c->refs[i], running, listed, epoch, s, cs);
 		if (err < 0)
 			return err;
 		if (!err)
 			s->n--;
 	}
-	err = add_running(c, s, running);
 	s->mono_end_ns = mono_ns();
 	s->pmu_source = c->pmu_source;
-	return err;
+	return 0;
 }
-
-/*
- * A sample stands for one moment, s->mono_ns: the running stretches are
- * taken then, the counters just after. When the reading stalled (seen for
- * ~0.4 s right after another collector was torn down), a switch during the
- * stall is in the counters but not in the moment, and the next window comes
- * out short by the stall: read again, twice at most.
- */
-#define SAMPLE_SLOW_NS	50000000ull
 
 int collector_sample(struct collector *c, struct sample *s)
 {
 	__u64 epoch;
-	int err, tries = 0;
 
 	/* This sample's histograms go to the other pool; the last one's are read from. */
 	c->cur = !c->cur;
 	c->gen++;
 	/* Close the epoch first: its maxima are then final. */
 	epoch = __atomic_fetch_add(&c->skel->bss->epoch, 1, __ATOMIC_SEQ_CST);
-	for (;;) {
-		err = sample_once(c, s, epoch);
-		if (err || s->mono_end_ns - s->mono_ns <= SAMPLE_SLOW_NS || ++tries == 3)
-			break;
-	}
-	if (tries)
-		log_debug("%d slow readings of a sample, the last %.0f ms", tries,
-			  (s->mono_end_ns - s->mono_ns) / 1e6);
-	return err;
+	return sample_once(c, s, epoch);
 }
 
 static int ringbuf_cb(void *ctx, void *data, size_t len)
@@ -884,8 +856,9 @@ int collector_poll(struct collector *c, int timeout_ms)
 
 int collector_cpu_state(struct collector *c, unsigned int cpu, struct cpu_state *out)
 {
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpus), &cpu, out))
-		return -errno;
+	if (cpu >= c->nr_cpus)
+		return -ENOENT;
+	memcpy(out, &c->cpus[cpu], sizeof(*out));
 	return 0;
 }
 

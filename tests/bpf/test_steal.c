@@ -3,8 +3,10 @@
  * Who took my CPU, on real cgroups: an online probe and a BE hog share CPU 0,
  * a decoy BE hog runs on CPU 1. The hog must rank first, the probe's steal
  * must be BE, the splits must add up, the waiting counts must not drift, a
- * container throttled by its own quota must not blame its neighbour, and
- * long-wait records must be rate limited with an exact dropped count.
+ * container throttled by its own quota must not blame its neighbour, a
+ * container whose class changes while its tasks wait must not be charged for
+ * its own waiting, and long-wait records must be rate limited with an exact
+ * dropped count.
  */
 #include <math.h>
 #include <sched.h>
@@ -339,6 +341,71 @@ out:
 	free(hog);
 }
 
+/* Publish @r's table again with @cg's class set to @qos. */
+static void publish_as(struct run *r, const char *cg, enum koord_class qos)
+{
+	__u64 id = cgroup_id(&hier, cg);
+	size_t i;
+
+	container_table_scan(&r->table, hier.root, NULL, NULL);
+	for (i = 0; i < r->table.n; i++)
+		if (r->table.v[i].id == id)
+			r->table.v[i].ident.qos = qos;
+	collector_set_classes(r->col, &r->table);
+}
+
+/*
+ * Two hogs of one container share CPU 0, so one always waits for the other.
+ * The container is made after the classes were published (unclassified, as
+ * every new pod is until the next walk), then published as LS, then as BE.
+ * Its own waiters are never online waiting it inflicts: a waiter queued
+ * under the old class once made the online integral less the container's
+ * own go negative and wrap, and LS waiters under a BE runner were charged
+ * to it.
+ */
+static void class_change(void)
+{
+	static const enum koord_class steps[] = { KC_LS, KC_BE, KC_LS };
+	const struct cg_window *w;
+	struct run r;
+	char *cg = NULL;
+	pid_t h1, h2;
+	size_t i;
+
+	if (!check(!start(&r, 0, 0), "collector ready for class changes"))
+		return;
+	cg = test_cgroup_make(&hier, LS_POD("late"));
+	h1 = spawn(&hier, cg, 0, WL_HOG, 0);
+	h2 = spawn(&hier, cg, 0, WL_HOG, 0);
+	if (!check(h1 > 0 && h2 > 0, "two hogs of one container on CPU 0, not yet classified"))
+		goto out;
+	sleep_ms(300);
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		collector_sample(r.col, &r.a);
+		publish_as(&r, cg, steps[i]);
+		sleep_ms(600);
+		collector_sample(r.col, &r.b);
+		window_free(&r.w);
+		window_compute(&r.a, &r.b, &r.w);
+		w = of(&r, cg);
+		check(w->cpu_ns > r.w.dur_ns / 2 && w->wait_ns > r.w.dur_ns / 4,
+		      "as %s: the hogs ran (%.0f ms) and waited for each other (%.0f ms)",
+		      qos_name(steps[i]), w->cpu_ns / 1e6, w->wait_ns / 1e6);
+		check(w->inflicted_online_ns <= 1000000,
+		      "as %s: its own waiters are not online waiting it caused (%.3f ms)",
+		      qos_name(steps[i]), w->inflicted_online_ns / 1e6);
+		check(w->inflicted_all_ns <= 2 * r.w.dur_ns,
+		      "as %s: what it caused is at most the window times the other waiters "
+		      "(%.1f ms in %.0f ms)", qos_name(steps[i]), w->inflicted_all_ns / 1e6,
+		      r.w.dur_ns / 1e6);
+		sample_free(&r.a);
+		sample_free(&r.b);
+	}
+out:
+	finish(&r);
+	free(cg);
+}
+
 static void rate_limit(void)
 {
 	char *probe = test_cgroup_make(&hier, LS_POD("probe3")), *hog = test_cgroup_make(&hier, BE_POD("hog3"));
@@ -402,6 +469,8 @@ int main(void)
 	no_drift();
 	test_cgroup_cleanup();
 	self_throttling();
+	test_cgroup_cleanup();
+	class_change();
 	test_cgroup_cleanup();
 	rate_limit();
 	test_cgroup_cleanup();
