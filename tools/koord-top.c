@@ -282,6 +282,20 @@ static void maybe_rescan(struct top *t)
 	t->nunresolved = unknown ? n : 0;
 }
 
+/* The wall-clock time of @s's moment (its reading took a while after it). */
+static void sample_wall_time(const struct sample *s, struct timespec *out)
+{
+	struct timespec real, mono;
+	__s64 ns;
+
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	ns = (__s64)real.tv_sec * 1000000000 + real.tv_nsec -
+	     ((__s64)mono.tv_sec * 1000000000 + mono.tv_nsec - (__s64)s->mono_ns);
+	out->tv_sec = ns / 1000000000;
+	out->tv_nsec = ns % 1000000000;
+}
+
 /* Sample, walk if needed, and make the rows of the window since the previous sample. */
 static int step(struct top *t)
 {
@@ -295,7 +309,7 @@ static int step(struct top *t)
 		log_err("cannot read the collector's maps: %s", strerror(-err));
 		return err;
 	}
-	clock_gettime(CLOCK_REALTIME, &t->when);
+	sample_wall_time(&t->cur, &t->when);
 	maybe_rescan(t);
 	free(t->rows);
 	t->rows = NULL;
@@ -833,7 +847,7 @@ int main(int argc, char **argv)
 		log_err("cannot start watching: %s", strerror(-err));
 		goto out;
 	}
-	clock_gettime(CLOCK_REALTIME, &t.when);
+	sample_wall_time(&t.prev, &t.when);
 	err = o.batch ? run_batch(&t) : run_interactive(&t);
 out:
 	collector_close(t.col);

@@ -95,12 +95,6 @@ assert abs(top - ref) < 20, (top, ref)  # loose: the run includes start-up; JSON
 assert all(r[6] == "-" and r[7] == "-" for r in rows), rows
 ' "$hogrows" $((s1 - s0)) $((t1 - t0))
 }
-# As test_runq: one misattributed stretch decides a frame, so a miss is measured again.
-if ! text_ok >/dev/null 2>&1; then
-	text_ok 2>&1 | sed 's/^/# first attempt: /'
-	echo "# the hog's CPU% missed schedstat's: measuring again"
-	text_run
-fi
 check "the hog's row: QOS BE, CPU% above 50 (when schedstat says > 60) and near schedstat (20), CPI/MPKI '-'" text_ok
 
 check "odd cgroup names are escaped in text, no raw control characters" \
@@ -125,8 +119,11 @@ assert late and late[0]["qos"] == "BE" and late[0]["pod_uid"], docs[-1]["contain
 ' "$tmp/late.json" "$late_rel"
 
 # ---- batch JSON ----
-# A 2-frame batch JSON, the hog's schedstat sampled every 20 ms with the wall clock alongside,
-# to compare each frame over its own window.
+# A batch JSON of many short frames, the hog's schedstat sampled every 20 ms with the wall
+# clock alongside, to compare each frame over its own window: a running stretch counted twice
+# at a sample (a switch between reading the CPU's state and its counters) shows as a frame
+# above schedstat and the next one below.
+FRAMES=${KOORD_TOP_FRAMES:-50}
 json_run() {
 	python3 -c '
 import os, sys, time
@@ -145,7 +142,7 @@ while True:
 	pids+=($sampler)
 	lines_in() { wc -l <"$1"; }
 	for ((i = 0; i < 100; i++)); do [ "$(lines_in "$tmp/sched.txt")" -ge 2 ] && break; sleep 0.05; done
-	$bin -b -n 2 -d 1 --json >"$tmp/batch.json" 2>"$tmp/json.err"
+	$bin -b -n "$FRAMES" -d 0.5 --json >"$tmp/batch.json" 2>"$tmp/json.err"
 	rc=$?
 	n=$(lines_in "$tmp/sched.txt")
 	for ((i = 0; i < 100; i++)); do [ "$(lines_in "$tmp/sched.txt")" -ge $((n + 2)) ] && break; sleep 0.05; done
@@ -162,12 +159,13 @@ def at(t):  # the hog on-CPU ns at wall time t, interpolated
     (t0, v0), (t1, v1) = samples[i - 1], samples[i]
     return v0 + (v1 - v0) * (t - t0) / (t1 - t0)
 lines = open(sys.argv[1]).read().splitlines()
-assert len(lines) == 2, len(lines)
+assert len(lines) == int(sys.argv[4]), len(lines)
+worst = 0
 for l in lines:
     d = json.loads(l)
     for k in ("time", "period_s", "duration_s", "hierarchy", "collector", "containers"):
         assert k in d, k
-    assert d["period_s"] == 1
+    assert d["period_s"] == 0.5, d["period_s"]
     assert d["collector"]["counters"] in ("unavailable", "hardware", "software")
     hog = [c for c in d["containers"] if c["cgroup"] == sys.argv[2]]
     assert len(hog) == 1, [c["cgroup"] for c in d["containers"]]
@@ -181,20 +179,16 @@ for l in lines:
         tzinfo=datetime.timezone.utc).timestamp()
     ref = (at(end) - at(end - d["duration_s"])) / (d["duration_s"] * 1e9)
     share = h["cpu_ns"] / (d["duration_s"] * 1e9)
-    print("  hog CPU share over a frame: koord-top %.3f, schedstat %.3f" % (share, ref))
+    if abs(share - ref) >= abs(worst):
+        worst = share - ref
     assert ref < 0.6 or share > 0.5, (share, ref)
-    assert abs(share - ref) < 0.1, (share, ref)
-' "$tmp/batch.json" "$hog_rel" "$tmp/sched.txt"
+    assert abs(share - ref) < 0.02, (d["time"], share, ref)
+print("  %d frames; the hog CPU share furthest from schedstat by %+.4f" % (len(lines), worst))
+' "$tmp/batch.json" "$hog_rel" "$tmp/sched.txt" "$FRAMES"
 }
 json_run
-# As test_runq: one long stretch misattributed decides a frame, so a miss is measured again.
-if ! json_ok >/dev/null 2>&1; then
-	json_ok 2>&1 | sed 's/^/# first attempt: /'
-	echo "# a frame missed schedstat's share: measuring again"
-	json_run
-fi
 check "batch JSON exits 0" [ "$rc" -eq 0 ]
-check "batch JSON: 2 documents, one per line, with the hog; its CPU share as schedstat's (0.1)" json_ok
+check "batch JSON: $FRAMES documents, one per line, with the hog; its CPU share in every frame within 0.02 of schedstat's" json_ok
 check "--filter BE shows only BE" python3 -c '
 import json, subprocess, sys
 out = subprocess.run([sys.argv[1], "-b", "-n", "1", "-d", "0.5", "--json", "--filter", "BE"],

@@ -251,24 +251,31 @@ char *cgroup_snapshot(const struct cpu_hierarchy *h)
 	return s;
 }
 
-void probe_tail(pid_t probe, unsigned int ms, __u64 *p999, __u64 *max, size_t *n)
+void probe_tail_behind(pid_t probe, pid_t other, unsigned int ms, struct tail *t)
 {
 	struct ftrace_waits fw = {};
-	__u64 *v;
 
-	*p999 = *max = *n = 0;
-	if (ftrace_start(probe))
+	memset(t, 0, sizeof(*t));
+	if (ftrace_start_pair(probe, other))
 		return;
 	sleep_ms(ms);
 	if (ftrace_stop(probe, &fw) || !fw.n)
 		return;
-	v = malloc(fw.n * sizeof(*v));
-	if (v) {
-		memcpy(v, fw.len_ns, fw.n * sizeof(*v));
-		*n = fw.n;
-		*p999 = quantile(v, fw.n, 0.999);
-		*max = quantile(v, fw.n, 1.0);
-		free(v);
-	}
+	t->n = fw.n;
+	/* quantile() sorts: the ends are not needed after this */
+	t->p999 = quantile(fw.len_ns, fw.n, 0.999);
+	t->max = quantile(fw.len_ns, fw.n, 1.0);
+	t->other_p999 = quantile(fw.other_ns, fw.n, 0.999);
+	t->other_max = quantile(fw.other_ns, fw.n, 1.0);
 	ftrace_waits_free(&fw);
+}
+
+void probe_tail(pid_t probe, unsigned int ms, __u64 *p999, __u64 *max, size_t *n)
+{
+	struct tail t;
+
+	probe_tail_behind(probe, 0, ms, &t);
+	*p999 = t.p999;
+	*max = t.max;
+	*n = t.n;
 }

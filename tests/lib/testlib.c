@@ -22,6 +22,7 @@ static pid_t children[64];
 static size_t nchildren;
 static char ft_dir[256];
 static bool ft_mounted;
+static pid_t ft_other;	/* the task whose runs are also recorded, 0 for none */
 
 bool check(bool cond, const char *fmt, ...)
 {
@@ -386,6 +387,11 @@ static int ft_write(const char *file, const char *val)
 
 int ftrace_start(pid_t pid)
 {
+	return ftrace_start_pair(pid, 0);
+}
+
+int ftrace_start_pair(pid_t pid, pid_t other)
+{
 	static const char *const events[] = { "sched_wakeup", "sched_wakeup_new", "sched_switch" };
 	char buf[128], file[128];
 	size_t i;
@@ -399,10 +405,14 @@ int ftrace_start(pid_t pid)
 	snprintf(ft_dir, sizeof(ft_dir), "/sys/kernel/tracing/instances/koord-test-%d", getpid());
 	if (mkdir(ft_dir, 0755) && errno != EEXIST)
 		return -errno;
+	ft_other = other;
 	err = ft_write("trace_clock", "mono") ?: ft_write("buffer_size_kb", "8192");
 	for (i = 0; !err && i < 3; i++) {
 		if (i < 2)
 			snprintf(buf, sizeof(buf), "pid == %d", pid);
+		else if (other)
+			snprintf(buf, sizeof(buf), "prev_pid == %d || next_pid == %d || "
+				 "prev_pid == %d || next_pid == %d", pid, pid, other, other);
 		else
 			snprintf(buf, sizeof(buf), "prev_pid == %d || next_pid == %d", pid, pid);
 		snprintf(file, sizeof(file), "events/sched/%s/filter", events[i]);
@@ -435,34 +445,40 @@ static long field(const char *line, const char *key)
 	return p ? strtol(p + strlen(key), NULL, 10) : -1;
 }
 
-static int push(struct ftrace_waits *w, size_t *cap, __u64 end, __u64 len)
+static int grow(__u64 **v, size_t cap)
+{
+	__u64 *p = realloc(*v, cap * sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	return 0;
+}
+
+static int push(struct ftrace_waits *w, size_t *cap, __u64 end, __u64 len, __u64 other)
 {
 	if (w->n == *cap) {
 		size_t c = *cap ? *cap * 2 : 1024;
-		__u64 *e = realloc(w->end_ns, c * sizeof(*e)), *l;
 
-		if (!e)
+		if (grow(&w->end_ns, c) || grow(&w->len_ns, c) || grow(&w->other_ns, c))
 			return -ENOMEM;
-		w->end_ns = e;
-		l = realloc(w->len_ns, c * sizeof(*l));
-		if (!l)
-			return -ENOMEM;
-		w->len_ns = l;
 		*cap = c;
 	}
 	w->end_ns[w->n] = end;
-	w->len_ns[w->n++] = len;
+	w->len_ns[w->n] = len;
+	w->other_ns[w->n++] = other;
 	return 0;
 }
 
 /*
  * Same definition as the collector: a wait opens at a wakeup of a task not
- * running, or when it is switched out runnable; it ends when it runs.
+ * running, or when it is switched out runnable; it ends when it runs. The
+ * other task's runs that overlap a wait are added to it.
  */
 int ftrace_stop(pid_t pid, struct ftrace_waits *w)
 {
 	char path[512], *line = NULL;
-	__u64 ts, start = 0;
+	__u64 ts, start = 0, other_in = 0, other = 0;
 	bool running = false;
 	size_t cap = 0, len = 0;
 	FILE *f;
@@ -482,21 +498,31 @@ int ftrace_stop(pid_t pid, struct ftrace_waits *w)
 
 			if (!arrow)
 				continue;
+			if (ft_other && field(line, " prev_pid=") == ft_other && other_in) {
+				if (start)
+					other += ts - (other_in > start ? other_in : start);
+				other_in = 0;
+			}
+			if (ft_other && field(arrow, " next_pid=") == ft_other)
+				other_in = ts;
 			if (field(line, " prev_pid=") == pid) {
 				char *st = strstr(line, " prev_state=");
 
 				running = false;
 				start = st && st[12] == 'R' ? ts : 0;
+				other = 0;
 			}
 			if (field(arrow, " next_pid=") == pid) {
 				if (start)
-					err = push(w, &cap, ts, ts - start);
-				start = 0;
+					err = push(w, &cap, ts, ts - start, other);
+				start = other = 0;
 				running = true;
 			}
 		} else if ((ts = parse_ts(line, " sched_wakeup")) && field(line, " pid=") == pid) {
-			if (!running && !start)
+			if (!running && !start) {
 				start = ts;
+				other = 0;
+			}
 		}
 	}
 	free(line);
@@ -518,6 +544,7 @@ size_t ftrace_count(const struct ftrace_waits *w, __u64 from_ns, __u64 to_ns)
 void ftrace_waits_free(struct ftrace_waits *w)
 {
 	free(w->end_ns);
+	free(w->other_ns);
 	free(w->len_ns);
 	memset(w, 0, sizeof(*w));
 }

@@ -61,9 +61,12 @@ void sleep_ms(unsigned int ms);
 struct ftrace_waits {
 	__u64 *end_ns;		/* when the wait ended (switch-in) */
 	__u64 *len_ns;
+	__u64 *other_ns;	/* how long the other task ran during it (ftrace_start_pair) */
 	size_t n;
 };
 int ftrace_start(pid_t pid);
+/* The same, also recording when @other runs, to tell how much of each wait was its doing. */
+int ftrace_start_pair(pid_t pid, pid_t other);
 /* Stop and collect the waits of @pid (in the order they ended). */
 int ftrace_stop(pid_t pid, struct ftrace_waits *w);
 /* How many of @w's waits ended in [from_ns, to_ns]. */
