@@ -103,19 +103,24 @@ static void test_default(pid_t probe, pid_t hog, const char *before)
 	probe_tail_behind(probe, hog, MEASURE_MS, &a);
 	printf("# probe waits (ftrace): before p99.9 %.1f us max %.1f us (%zu waits), "
 	       "after p99.9 %.1f us max %.1f us (%zu waits); the hog's part of a wait: "
-	       "before p99.9 %.1f us max %.1f us, after p99.9 %.1f us max %.1f us\n",
-	       b.p999 / 1e3, b.max / 1e3, b.n, a.p999 / 1e3, a.max / 1e3, a.n,
-	       b.other_p999 / 1e3, b.other_max / 1e3, a.other_p999 / 1e3, a.other_max / 1e3);
+	       "before p99.9 %.1f us max %.1f us sum %.1f ms, after p99.9 %.1f us max %.1f us "
+	       "sum %.1f ms\n", b.p999 / 1e3, b.max / 1e3, b.n, a.p999 / 1e3, a.max / 1e3, a.n,
+	       b.other_p999 / 1e3, b.other_max / 1e3, b.other_sum / 1e6, a.other_p999 / 1e3,
+	       a.other_max / 1e3, a.other_sum / 1e6);
 	check(b.n > 100 && a.n > 100, "the probe woke often enough to measure (%zu, %zu)", b.n,
 	      a.n);
 	check(b.other_max >= 1000000, "before: the hog held the probe back (up to %.1f us)",
 	      b.other_max / 1e3);
-	check(a.other_max * 2 < b.other_max,
-	      "the hog's longest hold on a wait fell at least 2x (%.1f -> %.1f us)",
-	      b.other_max / 1e3, a.other_max / 1e3);
+	/*
+	 * Not the max: the idle group still gets the CPU now and then and runs a slice while
+	 * the probe waits (seen: one 4.8 ms hold at load average 6, p99.9 4009 -> 80 us).
+	 */
 	check(a.other_p999 * 2 < b.other_p999,
 	      "the hog's p99.9 hold on a wait fell at least 2x (%.1f -> %.1f us)",
 	      b.other_p999 / 1e3, a.other_p999 / 1e3);
+	check(a.other_sum * 2 < b.other_sum,
+	      "the hog's hold on the probe's waits in all fell at least 2x (%.1f -> %.1f ms)",
+	      b.other_sum / 1e6, a.other_sum / 1e6);
 	check(read_is(OTHER_BE, "cpu.idle", "0"), "a BE root outside cgroupRoots is left alone");
 	check(http_get(port, "/metrics", body, sizeof(body)) == 200 &&
 	      strstr(body, "koord_bpf_be_wakeup_priority 1") &&

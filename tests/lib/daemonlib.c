@@ -254,6 +254,7 @@ char *cgroup_snapshot(const struct cpu_hierarchy *h)
 void probe_tail_behind(pid_t probe, pid_t other, unsigned int ms, struct tail *t)
 {
 	struct ftrace_waits fw = {};
+	size_t i;
 
 	memset(t, 0, sizeof(*t));
 	if (ftrace_start_pair(probe, other))
@@ -262,6 +263,8 @@ void probe_tail_behind(pid_t probe, pid_t other, unsigned int ms, struct tail *t
 	if (ftrace_stop(probe, &fw) || !fw.n)
 		return;
 	t->n = fw.n;
+	for (i = 0; i < fw.n; i++)
+		t->other_sum += fw.other_ns[i];
 	/* quantile() sorts: the ends are not needed after this */
 	t->p999 = quantile(fw.len_ns, fw.n, 0.999);
 	t->max = quantile(fw.len_ns, fw.n, 1.0);

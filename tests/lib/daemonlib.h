@@ -50,11 +50,11 @@ bool tree_value_is(const struct cpu_hierarchy *h, const char *r, const char *fil
 char *cgroup_snapshot(const struct cpu_hierarchy *h);
 /* @probe's run-queue waits over @ms, read with ftrace: p99.9, max, and how many. */
 void probe_tail(pid_t probe, unsigned int ms, __u64 *p999, __u64 *max, size_t *n);
-/* The same, and of each wait the part @other ran: p99.9 and max of those parts. */
+/* The same, and of each wait the part @other ran: p99.9, max and sum of those parts. */
 struct tail {
 	__u64 p999, max;
 	size_t n;
-	__u64 other_p999, other_max;
+	__u64 other_p999, other_max, other_sum;
 };
 void probe_tail_behind(pid_t probe, pid_t other, unsigned int ms, struct tail *t);
 

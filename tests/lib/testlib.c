@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <dirent.h>
@@ -283,6 +284,10 @@ pid_t spawn(const struct cpu_hierarchy *h, const char *rel, int cpu, enum worklo
 
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		/* A test killed by a signal (a closed pipe, a timeout) takes its workloads along. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(1);
 		close(ready[0]);
 		c = cgroup_write(h, rel, "cgroup.procs", "0") ? 1 : 0;
 		if (cpu >= 0)
