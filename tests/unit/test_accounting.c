@@ -208,52 +208,63 @@ static __u64 ref_muldiv(__u64 a, __u64 b, __u64 c)
 	return (__u64)((unsigned __int128)a * b / c);
 }
 
-/* Relative error of @got against @want within 2^-15 (units of 2^16 ns on values past 2^47). */
-static void assert_close(__u64 got, __u64 want)
-{
-	__u64 diff = got > want ? got - want : want - got;
-
-	assert_true(diff <= (want >> 15) + 1);
-}
-
 /*
  * The throttled share of a wait's parts: d * thr / others overflowed once d
- * and thr both passed 4.3 s (2^32 ns) and wrapped to a small number.
+ * and thr both passed 4.3 s (2^32 ns) and wrapped to a small number. In
+ * fixed point it is within v / 2^20 + 2 of the exact value (while the part
+ * is below ~4.9 h), never above v, and never wraps.
  */
 static void part_does_not_overflow(void **state)
 {
 	static const __u64 wholes[] = { 1, 1000, 4294967295ull, 4294967296ull, 10000000000ull,
-					(1ull << 48) - 1, 1ull << 48, 1ull << 60, ~0ull };
-	__u64 whole, v, part, got, want, unit;
+					KOORD_FRAC_MAX, KOORD_FRAC_MAX + 1, 1ull << 60, ~0ull >> 1 };
+	__u64 whole, v, part, got, want;
 	size_t i;
 
 	assert_int_equal(koord_part(3000, 1000, 4000), 750);
 	for (i = 0; i < sizeof(wholes) / sizeof(wholes[0]); i++) {
 		whole = wholes[i];
-		unit = whole >> 48 ? 1ull << 32 : whole >> 32 ? 1ull << 16 : 0;
 		for (v = whole; v; v = v / 3)
 			for (part = whole; part; part = part / 7) {
 				got = koord_part(v, part, whole);
 				want = ref_muldiv(v, part, whole);
-				/* off by the units it works in: v, part and the result each cut */
-				assert_true((got > want ? got - want : want - got) <= 3 * unit);
 				assert_true(got <= v);
+				if (part <= KOORD_FRAC_MAX)
+					assert_true((got > want ? got - want : want - got) <=
+						    (v >> KOORD_FRAC_BITS) + 2);
 			}
 	}
-	/* 5 s of a 10 s wait throttled, 6 s of it BE's: 3 s */
-	assert_close(koord_part(6000000000ull, 5000000000ull, 10000000000ull), 3000000000ull);
-	assert_true(6000000000ull * 5000000000ull / 10000000000ull < 2000000000ull); /* the wrap */
+	/* 5 s of a 10 s wait throttled, 6 s of it BE's: 3 s, where the product wrapped */
+	got = koord_part(6000000000ull, 5000000000ull, 10000000000ull);
+	assert_true(got <= 3000000000ull && 3000000000ull - got <= 6000);
+	assert_true(6000000000ull * 5000000000ull / 10000000000ull < 2000000000ull);
 }
 
 /* Multiplexed counters: a count scaled by enabled / running time. */
 static void muldiv_scales_counters(void **state)
 {
+	__u64 got;
+
 	assert_int_equal(koord_muldiv(1000, 3, 2), 1500);
-	/* 10^10 cycles over 5 s enabled, 2.5 s running: 2 * 10^10 (the product passes 2^64) */
-	assert_close(koord_muldiv(10000000000ull, 5000000000ull, 2500000000ull), 20000000000ull);
-	assert_close(koord_muldiv(123456789012ull, 7000000000ull, 6999999999ull),
-		     ref_muldiv(123456789012ull, 7000000000ull, 6999999999ull));
 	assert_int_equal(koord_muldiv(77, 1ull << 40, 1ull << 40), 77);
+	/* 10^10 cycles over 5 s enabled, 2.5 s running: 2 * 10^10 (the product passes 2^64) */
+	got = koord_muldiv(10000000000ull, 5000000000ull, 2500000000ull);
+	assert_true(got <= 20000000000ull && 20000000000ull - got <= 20000);
+	got = koord_muldiv(123456789012ull, 7000000000ull, 6999999999ull);
+	assert_true(got <= ref_muldiv(123456789012ull, 7000000000ull, 6999999999ull) &&
+		    ref_muldiv(123456789012ull, 7000000000ull, 6999999999ull) - got <=
+			    (123456789012ull >> KOORD_FRAC_BITS) + 2);
+}
+
+/* The fixed-point cap is a min, without a branch. */
+static void frac_cap_is_min(void **state)
+{
+	assert_int_equal(koord_frac_cap(0), 0);
+	assert_int_equal(koord_frac_cap(12345), 12345);
+	assert_int_equal(koord_frac_cap(KOORD_FRAC_MAX - 1), KOORD_FRAC_MAX - 1);
+	assert_int_equal(koord_frac_cap(KOORD_FRAC_MAX), KOORD_FRAC_MAX);
+	assert_int_equal(koord_frac_cap(KOORD_FRAC_MAX + 1), KOORD_FRAC_MAX);
+	assert_int_equal(koord_frac_cap(1ull << 62), KOORD_FRAC_MAX);
 }
 
 /*
@@ -337,6 +348,7 @@ int main(void)
 		cmocka_unit_test(epoch_max_is_of_its_epoch),
 		cmocka_unit_test(part_does_not_overflow),
 		cmocka_unit_test(muldiv_scales_counters),
+		cmocka_unit_test(frac_cap_is_min),
 		cmocka_unit_test(run_integral_is_clamped),
 		cmocka_unit_test(reuse_stamps_first),
 	};
