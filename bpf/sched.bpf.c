@@ -554,24 +554,36 @@ static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 no
 }
 
 /*
- * A switch event was missed (prev is not the task the CPU state says ran):
- * prev's own clock says how long it has run since it was picked, which ends
- * the interval; that part, at most @delta, is prev's.
+ * A switch event was missed (prev is not the task the CPU state says ran).
+ * A task's own clock says how long it has run since it was picked: prev's
+ * ends the interval, the recorded task's (@cur, read through a helper: it
+ * may have exited) begins it. The part of the interval, at most @delta,
+ * that is not the recorded task's is returned: prev's run, or when prev is
+ * the idle task (whose clock is not kept), all but the recorded task's.
  */
-static __always_inline __u64 missed_run(struct task_struct *prev, __u64 delta, bool btf)
+static __always_inline __u64 missed_run(struct task_struct *prev, __u32 prev_pid, __u64 cur,
+					__u64 delta, bool btf)
 {
-	__u64 ran = KREAD(btf, prev, se.sum_exec_runtime) -
-		    KREAD(btf, prev, se.prev_sum_exec_runtime);
+	struct task_struct *t = (void *)cur;
 
-	return bounded(ran, delta);
+	if (prev_pid)
+		return bounded(KREAD(btf, prev, se.sum_exec_runtime) -
+			       KREAD(btf, prev, se.prev_sum_exec_runtime), delta);
+	return delta - bounded(BPF_CORE_READ(t, se.sum_exec_runtime) -
+			       BPF_CORE_READ(t, se.prev_sum_exec_runtime), delta);
 }
 
-/* Charge @ns that @pts's task ran on @cpu up to @now (its clocks and on-CPU time). */
+/* Charge @ns that prev ran on @cpu up to @now: @pts's task, or idle without one. */
 static __always_inline void charge_missed(struct cpu_state *cs, struct task_state *pts,
 					  __u32 cpu, __u64 ns, __u64 now)
 {
-	struct cg_cpu_stats *st = cg_cpu_stats(pts->slot, cpu);
+	struct cg_cpu_stats *st;
 
+	if (!pts) {
+		cs->clk[KC_IDLE] += ns;
+		return;
+	}
+	st = cg_cpu_stats(pts->slot, cpu);
 	if (pts->class < KC_NR)
 		cs->clk[pts->class] += ns;
 	if (st && st->born_ns <= now - ns)
@@ -599,13 +611,17 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		/* Task pointers, not pids: exec by a non-leader thread changes its pid. */
 		if ((__u64)prev != cs->cur_task) {
 			count(CNT_SWITCH_MISSED);
-			if (prev_pid)
-				missed = missed_run(prev, now - cs->last_switch, btf);
+			/* idle to idle needs no split */
+			if (prev_pid || cs->cur_cgid)
+				missed = missed_run(prev, prev_pid, cs->cur_task,
+						    now - cs->last_switch, btf);
 		}
 		charge_run(cs, cpu, now - missed);
 	}
 	cs->last_switch = now;
 
+	if (!prev_pid && missed)
+		charge_missed(cs, NULL, cpu, missed, now);
 	if (prev_pid) {
 		pts = task_state(prev, true);
 		/* Its identity as cached: refreshing it here would double the verifier's work. */
