@@ -130,6 +130,7 @@ struct cpu_state {
 	unsigned long long last_switch;	/* 0 until the CPU's first switch is seen */
 	unsigned long long cur_cgid;	/* container running now, 0 for idle */
 	unsigned long long cur_task;	/* task running now (its address) */
+	unsigned long long cur_sum;	/* its se.sum_exec_runtime when it was switched in */
 	unsigned int class_gen;		/* cur_class is of this generation */
 	unsigned int cur_slot;		/* its slot, 0 for none */
 	unsigned long long clk[KC_NR];	/* run time per class of the running task */

@@ -497,6 +497,9 @@ static __always_inline void pmu_delta(struct cpu_state *cs, __u32 cpu, __u64 out
 	}
 }
 
+/* A run whose task's own clock is short by more than this had another task hidden in it. */
+#define HIDDEN_MIN_NS	100000ull
+
 /* Keep the compiler from moving loads and stores across it. */
 #define barrier() asm volatile("" ::: "memory")
 
@@ -555,35 +558,22 @@ static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 no
 
 /*
  * A switch event was missed (prev is not the task the CPU state says ran).
- * A task's own clock says how long it has run since it was picked: prev's
- * ends the interval, the recorded task's (@cur, read through a helper: it
- * may have exited) begins it. The part of the interval, at most @delta,
- * that is not the recorded task's is returned: prev's run, or when prev is
- * the idle task (whose clock is not kept), all but the recorded task's.
+ * A task's own clock says how long it has run since it was picked, at most
+ * @max here: prev's (a BTF pointer on tp_btf), or the recorded task's (an
+ * address, read through helpers: it may have exited meanwhile).
  */
-static __always_inline __u64 missed_run(struct task_struct *prev, __u32 prev_pid, __u64 cur,
-					__u64 delta, bool btf)
+static __always_inline __u64 own_run(struct task_struct *p, __u64 max, bool btf)
 {
-	struct task_struct *t = (void *)cur;
-
-	if (prev_pid)
-		return bounded(KREAD(btf, prev, se.sum_exec_runtime) -
-			       KREAD(btf, prev, se.prev_sum_exec_runtime), delta);
-	return delta - bounded(BPF_CORE_READ(t, se.sum_exec_runtime) -
-			       BPF_CORE_READ(t, se.prev_sum_exec_runtime), delta);
+	return bounded(KREAD(btf, p, se.sum_exec_runtime) -
+		       KREAD(btf, p, se.prev_sum_exec_runtime), max);
 }
 
-/* Charge @ns that prev ran on @cpu up to @now: @pts's task, or idle without one. */
+/* Charge @ns that @pts's task ran on @cpu up to @now (its clocks and on-CPU time). */
 static __always_inline void charge_missed(struct cpu_state *cs, struct task_state *pts,
 					  __u32 cpu, __u64 ns, __u64 now)
 {
-	struct cg_cpu_stats *st;
+	struct cg_cpu_stats *st = cg_cpu_stats(pts->slot, cpu);
 
-	if (!pts) {
-		cs->clk[KC_IDLE] += ns;
-		return;
-	}
-	st = cg_cpu_stats(pts->slot, cpu);
 	if (pts->class < KC_NR)
 		cs->clk[pts->class] += ns;
 	if (st && st->born_ns <= now - ns)
@@ -598,7 +588,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u32 prev_pid = KREAD(btf, prev, pid), next_pid = KREAD(btf, next, pid);
 	struct task_state *pts = NULL, *nts = NULL;
 	struct cg_cpu_stats *st;
-	__u64 prev_cgid, now, missed = 0;
+	__u64 prev_cgid, now, end, delta, rec, missed = 0, unknown = 0;
 
 	if (!cs)
 		return 0;
@@ -608,20 +598,44 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	now = bpf_ktime_get_ns();
 	prev_cgid = cs->cur_cgid;
 	if (cs->last_switch) {
+		end = now;
 		/* Task pointers, not pids: exec by a non-leader thread changes its pid. */
 		if ((__u64)prev != cs->cur_task) {
+			/*
+			 * The interval is the recorded task's run, then tasks not seen,
+			 * then prev's: the two ends by their own clocks. A recorded idle
+			 * task (no clock) or one without a container takes the middle.
+			 */
 			count(CNT_SWITCH_MISSED);
-			/* idle to idle needs no split */
-			if (prev_pid || cs->cur_cgid)
-				missed = missed_run(prev, prev_pid, cs->cur_task,
-						    now - cs->last_switch, btf);
+			delta = now - cs->last_switch;
+			missed = prev_pid ? own_run(prev, delta, btf) : 0;
+			rec = delta - missed;
+			if (cs->cur_cgid) {
+				rec = own_run((struct task_struct *)cs->cur_task, rec, false);
+				unknown = delta - missed - rec;
+			}
+			end = cs->last_switch + rec;
+		} else if (prev_pid && cs->cur_cgid) {
+			/*
+			 * Seen out as it was seen in, but its own clock may say it ran
+			 * less: another task ran in between with both switches unseen.
+			 * Past HIDDEN_MIN_NS (less is interrupts and the switch's own
+			 * path) that time is nobody's.
+			 */
+			delta = now - cs->last_switch;
+			rec = KREAD(btf, prev, se.sum_exec_runtime) - cs->cur_sum;
+			if (rec + HIDDEN_MIN_NS < delta) {
+				unknown = delta - rec;
+				end = cs->last_switch + rec;
+			}
 		}
-		charge_run(cs, cpu, now - missed);
+		charge_run(cs, cpu, end);
 	}
 	cs->last_switch = now;
 
-	if (!prev_pid && missed)
-		charge_missed(cs, NULL, cpu, missed, now);
+	/* Not seen running: idle's when prev is idle, else nobody's. */
+	if (unknown)
+		cs->clk[prev_pid ? KC_UNCLASSIFIED : KC_IDLE] += unknown;
 	if (prev_pid) {
 		pts = task_state(prev, true);
 		/* Its identity as cached: refreshing it here would double the verifier's work. */
@@ -636,6 +650,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 
 	/* next takes the CPU; its wait, if any, ends. */
 	cs->cur_task = (__u64)next;
+	cs->cur_sum = next_pid ? KREAD(btf, next, se.sum_exec_runtime) : 0;
 	cs->cur_class = KC_IDLE;
 	cs->cur_cgid = 0;
 	cs->cur_slot = 0;

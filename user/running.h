@@ -24,7 +24,7 @@ typedef __u64 (*clock_fn)(void *ctx);
  * no switch began or ended around the reads. The stretch from the CPU's last
  * switch to that moment is added, which the switch that ends it charges
  * from the same base: nothing counted twice. Returns 0, or -EAGAIN when the
- * CPU switched during every one of a few tries.
+ * CPU kept switching through every read for 2 ms (by @clock).
  */
 int cpu_running_read(const struct cpu_state *cs, const struct cg_cpu_stats *stats,
 		     __u32 cpu, __u32 nr_slots, clock_fn clock, void *ctx,

@@ -484,6 +484,7 @@ int ftrace_stop(pid_t pid, struct ftrace_waits *w)
 {
 	char path[512], *line = NULL;
 	__u64 ts, start = 0, other_in = 0, other = 0;
+	bool seen_in = false;
 	bool running = false;
 	size_t cap = 0, len = 0;
 	FILE *f;
@@ -513,11 +514,17 @@ int ftrace_stop(pid_t pid, struct ftrace_waits *w)
 			if (field(line, " prev_pid=") == pid) {
 				char *st = strstr(line, " prev_state=");
 
+				/* out without having come in: the kernel emitted no event for that */
+				if (!running && seen_in)
+					w->lost++;
 				running = false;
 				start = st && st[12] == 'R' ? ts : 0;
 				other = 0;
 			}
 			if (field(arrow, " next_pid=") == pid) {
+				if (running)
+					w->lost++;
+				seen_in = true;
 				if (start)
 					err = push(w, &cap, ts, ts - start, other);
 				start = other = 0;

@@ -63,6 +63,7 @@ struct ftrace_waits {
 	__u64 *len_ns;
 	__u64 *other_ns;	/* how long the other task ran during it (ftrace_start_pair) */
 	size_t n;
+	size_t lost;		/* switches of the task missing from the record (seen in twice, out twice) */
 };
 int ftrace_start(pid_t pid);
 /* The same, also recording when @other runs, to tell how much of each wait was its doing. */

@@ -96,14 +96,15 @@ static void running_gives_up_on_a_busy_cpu(void **state)
 	struct cpu_running r;
 
 	fake_hog(&f);
-	f.switch_at_read = 1000;
+	f.switch_at_read = 1 << 30;
 	assert_int_equal(cpu_running_read(&f.cs, f.row, 0, NR_SLOTS, fake_clock, &f, &r), -EAGAIN);
 	assert_int_equal(r.cgid, 0);
 	assert_int_equal(r.cpu_ns, 0);
-	/* odd: a switch in progress is waited out, not read */
+	/* odd: a switch in progress is waited out, not read; one that never ends is given up */
 	fake_hog(&f);
 	f.cs.seq = 1;
 	assert_int_equal(cpu_running_read(&f.cs, f.row, 0, NR_SLOTS, fake_clock, &f, &r), -EAGAIN);
+	assert_true(f.clock - 11000 > 2000000);
 	/* idle: nothing running, nothing added */
 	fake_hog(&f);
 	f.cs.cur_slot = 0;
