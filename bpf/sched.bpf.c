@@ -507,9 +507,12 @@ static __always_inline void pmu_delta(struct cpu_state *cs, __u32 cpu, __u64 out
  * The interval since the CPU's last switch, up to @now, is charged to what
  * the CPU state says ran, not to prev: a switch event can be missed, and
  * charging by state keeps the clocks, cpu_ns and every snapshot consistent
- * with each other.
+ * with each other. Its class clock gets @clk ns of it and its container's
+ * cpu_ns @ran (both the whole interval unless a missed switch split it);
+ * the waiting it caused is integrated over all of it.
  */
-static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 now)
+static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 now, __u64 clk,
+				       __u64 ran)
 {
 	__u64 delta = now - cs->last_switch, counters[PMU_NR], n_max;
 	__u64 i_all, i_online, i_own, i_own_on;
@@ -523,14 +526,14 @@ static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 no
 		cs->class_gen = class_gen;
 	}
 	if (cs->cur_class < KC_NR)
-		cs->clk[cs->cur_class] += delta;
+		cs->clk[cs->cur_class] += clk;
 	if (pmu_on)
 		pmu_delta(cs, cpu, counters);
 	st = cg_cpu_stats(cs->cur_slot, cpu);
 	/* Its container was removed while it ran (it moved out): not its slot any more. */
 	if (!st || st->born_ns > cs->last_switch)
 		return;
-	st->cpu_ns += delta;
+	st->cpu_ns += ran;
 	if (pmu_on)
 		for (k = 0; k < PMU_NR; k++)
 			st->pmu[k] += counters[k];
@@ -588,7 +591,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u32 prev_pid = KREAD(btf, prev, pid), next_pid = KREAD(btf, next, pid);
 	struct task_state *pts = NULL, *nts = NULL;
 	struct cg_cpu_stats *st;
-	__u64 prev_cgid, now, end, delta, rec, missed = 0, unknown = 0;
+	__u64 prev_cgid, now, delta, ran, missed = 0;
 
 	if (!cs)
 		return 0;
@@ -598,44 +601,36 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	now = bpf_ktime_get_ns();
 	prev_cgid = cs->cur_cgid;
 	if (cs->last_switch) {
-		end = now;
+		delta = now - cs->last_switch;
+		ran = delta;
 		/* Task pointers, not pids: exec by a non-leader thread changes its pid. */
 		if ((__u64)prev != cs->cur_task) {
 			/*
 			 * The interval is the recorded task's run, then tasks not seen,
-			 * then prev's: the two ends by their own clocks. A recorded idle
-			 * task (no clock) or one without a container takes the middle.
+			 * then prev's: the ends by their own clocks. The middle stays
+			 * with the recorded class; a recorded idle task (no clock) or
+			 * one without a container keeps it all.
 			 */
 			count(CNT_SWITCH_MISSED);
-			delta = now - cs->last_switch;
 			missed = prev_pid ? own_run(prev, delta, btf) : 0;
-			rec = delta - missed;
-			if (cs->cur_cgid) {
-				rec = own_run((struct task_struct *)cs->cur_task, rec, false);
-				unknown = delta - missed - rec;
-			}
-			end = cs->last_switch + rec;
+			ran = delta - missed;
+			if (cs->cur_cgid)
+				ran = own_run((struct task_struct *)cs->cur_task, ran, false);
 		} else if (prev_pid && cs->cur_cgid) {
 			/*
 			 * Seen out as it was seen in, but its own clock may say it ran
 			 * less: another task ran in between with both switches unseen.
-			 * Past HIDDEN_MIN_NS (less is interrupts and the switch's own
-			 * path) that time is nobody's.
+			 * Past HIDDEN_MIN_NS (less is the switch's own path) that time
+			 * is not its container's.
 			 */
-			delta = now - cs->last_switch;
-			rec = KREAD(btf, prev, se.sum_exec_runtime) - cs->cur_sum;
-			if (rec + HIDDEN_MIN_NS < delta) {
-				unknown = delta - rec;
-				end = cs->last_switch + rec;
-			}
+			ran = bounded(KREAD(btf, prev, se.sum_exec_runtime) - cs->cur_sum, delta);
+			if (ran + HIDDEN_MIN_NS >= delta)
+				ran = delta;
 		}
-		charge_run(cs, cpu, end);
+		charge_run(cs, cpu, now, delta - missed, ran);
 	}
 	cs->last_switch = now;
 
-	/* Not seen running: idle's when prev is idle, else nobody's. */
-	if (unknown)
-		cs->clk[prev_pid ? KC_UNCLASSIFIED : KC_IDLE] += unknown;
 	if (prev_pid) {
 		pts = task_state(prev, true);
 		/* Its identity as cached: refreshing it here would double the verifier's work. */
