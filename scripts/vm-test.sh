@@ -9,7 +9,7 @@
 # VM_DIR (default build/vm), VM_STATIC_DIR (binaries for the initramfs,
 # default build/static), VM_TESTS (names of the test programs to include,
 # default all), VM_REFRESH=1 (re-fetch kernels), VM_MEM (MiB, default 1024),
-# VM_SMP (default 2).
+# VM_SMP (default 2), VM_ACCEL (qemu -accel, default tcg,thread=single).
 #
 # Without --kernels every known kernel that can be fetched runs; 6.1 is
 # required (no 6.1 -> failure), the others are skipped with a warning if they
@@ -98,15 +98,25 @@ scripts/vm/mkinitramfs.sh "$initrd" "${VM_STATIC_DIR:-build/static}"
 say "initramfs built in $(since "$t") s"
 
 # 5. Boot each kernel in turn (2 host cores: one VM at a time).
+# Single-threaded TCG: with one host thread per vCPU (qemu's default for x86
+# TCG) the kernel's int3-based text patching is not kept coherent across the
+# vCPUs, and guests died of int3 Oopses or soft lockups (docs/vm-test.md).
+# Both vCPUs then take turns on one host thread; the guest still has 2 CPUs.
+accel=${VM_ACCEL:-tcg,thread=single}
 total_pass=0 total_fail=0 bad=0
 for k in "${selected[@]}"; do
 	release=$(. "${kdir[$k]}/info"; echo "$RELEASE")
 	log=$VM_DIR/$k.log
-	say "booting $k ($release), timeout ${timeout_s}s, console -> $log"
-	cmd=(qemu-system-x86_64 -accel tcg -cpu max -m "${VM_MEM:-1024}" -smp "${VM_SMP:-2}"
+	say "booting $k ($release), accel $accel, smp ${VM_SMP:-2}, timeout ${timeout_s}s, console -> $log"
+	cmd=(qemu-system-x86_64 -accel "$accel" -cpu max -m "${VM_MEM:-1024}" -smp "${VM_SMP:-2}"
 		-nographic -no-reboot -nic none
 		-kernel "${kdir[$k]}/vmlinuz" -initrd "$initrd"
 		-append "console=ttyS0 panic=-1 quiet $append")
+	# The console log starts with the accel and the qemu command.
+	{
+		echo "vm-test: accel $accel, smp ${VM_SMP:-2}, $(qemu-system-x86_64 --version | head -n1)"
+		echo "vm-test: qemu command: $(printf "%q " "${cmd[@]}")"
+	} >"$log"
 	t=$(now)
 	set +e
 	if ((verbose)); then
@@ -114,10 +124,10 @@ for k in "${selected[@]}"; do
 		# A terminal on stdin stays attached: with --append koord.shell=1 the
 		# VM gives a shell instead of running the tests (Ctrl-A X quits qemu).
 		if [[ -t 0 ]]; then input=/dev/stdin; else input=/dev/null; fi
-		timeout -k 10 --foreground "$timeout_s" "${cmd[@]}" <"$input" 2>&1 | tee "$log"
+		timeout -k 10 --foreground "$timeout_s" "${cmd[@]}" <"$input" 2>&1 | tee -a "$log"
 		rc=${PIPESTATUS[0]}
 	else
-		timeout -k 10 "$timeout_s" "${cmd[@]}" </dev/null >"$log" 2>&1
+		timeout -k 10 "$timeout_s" "${cmd[@]}" </dev/null >>"$log" 2>&1
 		rc=$?
 	fi
 	set -e
