@@ -115,8 +115,13 @@ static double rel_err(double got, double want)
  * wait may be off by that much, on the max and on the mean, and a scenario
  * whose timing checks fail is measured again, up to three times (01-skew
  * measures those stalls in the same boot and prints them). On the host a
- * scenario is measured once: a miss is a defect (a stale per-epoch max, a
- * running stretch counted twice) until shown otherwise. The
+ * scenario is measured again only when ftrace's record lacks switches (see
+ * run_scenario): any other miss is a defect (a stale per-epoch max, a
+ * running stretch counted twice) until shown otherwise. The host is a VM
+ * too: its hypervisor can stop the vCPU between the collector's clock read
+ * and ftrace's on the same tracepoint hit (seen: one max 13.8 us short of
+ * ftrace's, every other figure equal), so a max may be 20 us off; a wrong
+ * max (another window's, or a wait counted twice) is milliseconds off. The
  * tolerances in use are printed.
  */
 static struct tolerance {
@@ -124,7 +129,7 @@ static struct tolerance {
 	double max_rel, max_abs_ns;	/* longest wait */
 	int attempts;			/* measurements per scenario */
 	unsigned int min_waits;		/* the probe waited often: at least this many */
-} tol = { 0.02, 2000, 0.001, 2000, 1, WATCH_MS / 4 };
+} tol = { 0.02, 2000, 0.001, 20000, 1, WATCH_MS / 4 };
 
 /* One measurement: both samples, ftrace's reading and the window between. */
 struct measurement {
