@@ -264,7 +264,7 @@ static void test_cgroup_kill(void)
 
 	snprintf(path, sizeof(path), "%s%s/cgroup.kill", hier.unified, base);
 	if (!hier.unified[0] || access(path, F_OK)) {
-		printf("SKIP: the cgroup.kill backend: no unified hierarchy with cgroup.kill here\n");
+		skip_part("the cgroup.kill backend: no unified hierarchy with cgroup.kill here");
 		return;
 	}
 	if (check(start_procs("v2"), "cgroup.kill: 3 processes started"))
@@ -277,7 +277,7 @@ static void test_freezer(void)
 	char path[PATH_MAX + 300], state[64] = "";
 
 	if (!mounts[1]) {
-		printf("SKIP: the freezer backend: no v1 freezer hierarchy here\n");
+		skip_part("the freezer backend: no v1 freezer hierarchy here");
 		return;
 	}
 	h.unified[0] = '\0';	/* force the freezer */
@@ -302,7 +302,7 @@ static void test_signals(void)
 	int r, i;
 
 	if (!mounts[0]) {
-		printf("SKIP: the signals backend: no cpu hierarchy here\n");
+		skip_part("the signals backend: no cpu hierarchy here");
 		return;
 	}
 	h.unified[0] = '\0';

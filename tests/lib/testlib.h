@@ -20,6 +20,12 @@ bool check(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 int test_summary(const char *name);
 /* Exit loudly (code 77) when root, BTF or the cpu hierarchy are truly missing. */
 void require_bpf_env(struct cpu_hierarchy *h);
+/*
+ * A part of a test this machine lacks the means for (a backend, a
+ * hierarchy): "SKIP: ..." on the output, and under CI=true, which runs on a
+ * machine that has them all, a failed check instead.
+ */
+void skip_part(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The test's own cgroup tree: <root>/koord-test-<pid>/..., removed at exit. */
 const char *test_cgroup_base(const struct cpu_hierarchy *h);
