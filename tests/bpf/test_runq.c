@@ -112,11 +112,13 @@ static double rel_err(double got, double want)
  * they are 3-20 us apart and now and then hundreds of us to milliseconds,
  * when the emulator or the host stalls the vCPU between the two reads
  * (measured in the VM by scripts/vm/skew.c; docs/vm-test.md). So there each
- * wait may be off by that much, on the max and on the mean, and a scenario
- * whose timing checks fail is measured again, up to three times (01-skew
- * measures those stalls in the same boot and prints them). On the host a
- * scenario is measured again only when ftrace's record lacks switches (see
- * run_scenario): any other miss is a defect (a stale per-epoch max, a
+ * wait may be off by that much, on the max and on the mean, more than any
+ * defect the host's comparison catches (the VM self-test saw a max 549 us
+ * and a mean 6-29% off ftrace's on the same waits): there the mean and the
+ * max are printed, not judged, and the counts, the p99 bucket and the hog's
+ * time are. A scenario is measured again only when ftrace's record lacks
+ * switches of the probe (see run_scenario), on any
+ * kernel: any other miss is a defect (a stale per-epoch max, a
  * running stretch counted twice) until shown otherwise. The host is a VM
  * too: its hypervisor can stop the vCPU between the collector's clock read
  * and ftrace's on the same tracepoint hit (seen: one max 13.8 us short of
@@ -127,9 +129,9 @@ static double rel_err(double got, double want)
 static struct tolerance {
 	double mean_rel, mean_abs_ns;	/* mean wait */
 	double max_rel, max_abs_ns;	/* longest wait */
-	int attempts;			/* measurements per scenario */
 	unsigned int min_waits;		/* the probe waited often: at least this many */
-} tol = { 0.02, 2000, 0.001, 20000, 1, WATCH_MS / 4 };
+	bool judge_times;		/* mean and max judged (not under emulation) */
+} tol = { 0.02, 2000, 0.001, 20000, WATCH_MS / 4, true };
 
 /* One measurement: both samples, ftrace's reading and the window between. */
 struct measurement {
@@ -193,13 +195,14 @@ static bool timing_checks(const struct measurement *m, bool report)
 		hw->cpu_ns > WATCH_MS * 1e6 * 0.5,
 		out->n > 0 && pw->wait_count >= in->n * 0.995 && pw->wait_count <= out->n * 1.005,
 		/* ftrace prints microseconds: 2% + 2 us on the mean. */
-		within(mean, in->mean, out->mean, tol.mean_rel, tol.mean_abs_ns),
+		!tol.judge_times || within(mean, in->mean, out->mean, tol.mean_rel, tol.mean_abs_ns),
 		/*
 		 * p99 is a bucket midpoint: within one bucket (6.25%) plus ftrace's
 		 * 2 us of ftrace's p98.5..p99.5 (the counts differ by the window edges).
 		 */
 		within(pw->p99_ns, p99_lo, p99_hi, 0.0625, 2000),
-		within(pw->wait_max, in->max, out->max, tol.max_rel, tol.max_abs_ns),
+		!tol.judge_times || within(pw->wait_max, in->max, out->max, tol.max_rel,
+					   tol.max_abs_ns),
 	};
 	unsigned int i;
 
@@ -216,12 +219,14 @@ static bool timing_checks(const struct measurement *m, bool report)
 	check(ok[2], "the hog held CPU 0 most of the time");
 	check(ok[3], "wait count %llu within ftrace's %zu..%zu (+-0.5%%)",
 	      (unsigned long long)pw->wait_count, in->n, out->n);
-	check(ok[4], "mean wait %.1f us within ftrace's (%g%% + %g us)", mean / 1e3,
-	      tol.mean_rel * 100, tol.mean_abs_ns / 1e3);
+	if (tol.judge_times)
+		check(ok[4], "mean wait %.1f us within ftrace's (%g%% + %g us)", mean / 1e3,
+		      tol.mean_rel * 100, tol.mean_abs_ns / 1e3);
 	check(ok[5], "p99 %.1f us within ftrace's p98.5..p99.5 (%.1f..%.1f us), to one bucket",
 	      pw->p99_ns / 1e3, p99_lo / 1e3, p99_hi / 1e3);
-	check(ok[6], "max %.1f us within ftrace's (%g%% + %g us)", pw->wait_max / 1e3,
-	      tol.max_rel * 100, tol.max_abs_ns / 1e3);
+	if (tol.judge_times)
+		check(ok[6], "max %.1f us within ftrace's (%g%% + %g us)", pw->wait_max / 1e3,
+		      tol.max_rel * 100, tol.max_abs_ns / 1e3);
 	return true;
 }
 
@@ -251,8 +256,6 @@ static void run_scenario(enum attach_mode attach, enum store_mode store)
 	struct measurement m = {};
 	struct collector *col = NULL;
 	pid_t hog, probe;
-	bool lost_retry = false;
-	int attempt;
 
 	if (!check(probe_cg && hog_cg, "kubepods-shaped test cgroups created"))
 		return;
@@ -267,36 +270,27 @@ static void run_scenario(enum attach_mode attach, enum store_mode store)
 	if (!check(hog > 0 && probe > 0, "hog and probe started on CPU 0"))
 		goto out;
 	sleep_ms(200);
-	for (attempt = 1; ; attempt++) {
-		measure(col, hog, probe, probe_cg, hog_cg, &m);
-		if (!m.ftrace_ok || !m.pw || !m.hw)
-			break;
+	measure(col, hog, probe, probe_cg, hog_cg, &m);
+	if (m.ftrace_ok && m.pw && m.hw) {
 		print_measurement(&m);
-		if (timing_checks(&m, false))
-			break;
 		/*
-		 * The reference itself can be short: this kernel emits no sched_switch for
-		 * a few switches a second, and ftrace then misreads the probe's waits
-		 * around them. Only then is the scenario measured again, once.
+		 * The reference itself can be short: this kernel emits no sched_switch
+		 * for a few switches a second, and ftrace then misreads the probe's
+		 * waits around them. Only then is the scenario measured again, once.
 		 */
-		if (m.fw.lost && !lost_retry) {
-			printf("# ftrace's record lacks %zu of the probe's switches (the kernel emitted "
-			       "no event): the reference is incomplete; measuring again\n", m.fw.lost);
-			lost_retry = true;
+		if (!timing_checks(&m, false) && m.fw.lost) {
+			printf("# ftrace's record lacks %zu of the probe's switches (the kernel "
+			       "emitted no event): the reference is incomplete; measuring again\n",
+			       m.fw.lost);
 			measurement_free(&m);
-			continue;
+			measure(col, hog, probe, probe_cg, hog_cg, &m);
+			if (m.ftrace_ok && m.pw && m.hw)
+				print_measurement(&m);
 		}
-		if (attempt >= tol.attempts)
-			break;
-		printf("# attempt %d of %d: a timing check is outside the tolerance; measuring again\n",
-		       attempt, tol.attempts);
-		measurement_free(&m);
 	}
 	check(m.ftrace_ok, "ftrace instance records the probe and is read back");
 	if (!check(m.pw && m.hw, "both containers are in the window"))
 		goto out;
-	if (tol.attempts > 1)
-		printf("# timing checks from attempt %d of %d\n", attempt, tol.attempts);
 	timing_checks(&m, true);
 	check(m.w.counters[CNT_SLOTS_FULL] + m.w.counters[CNT_TASK_FULL] == 0,
 	      "no event went unaccounted");
@@ -357,11 +351,10 @@ int main(void)
 	printf("# cpu hierarchy %s (v%d)\n", hier.root, hier.version);
 	if (test_emulated()) {
 		/* Measured under qemu TCG: docs/vm-test.md. */
-		tol = (struct tolerance){ 0.05, 5000, 0.001, 2000 + 250000, 3, WATCH_MS / 10 };
-		printf("# emulated CPU (KOORD_TEST_EMULATED=1): mean within %g%% + %g us, "
-		       "max within %g%% + %g us, more than %u waits, up to %d measurements "
-		       "per scenario\n", tol.mean_rel * 100, tol.mean_abs_ns / 1e3,
-		       tol.max_rel * 100, tol.max_abs_ns / 1e3, tol.min_waits, tol.attempts);
+		tol.min_waits = WATCH_MS / 10;
+		tol.judge_times = false;
+		printf("# emulated CPU (KOORD_TEST_EMULATED=1): the mean and the max are printed, "
+		       "not judged; more than %u waits\n", tol.min_waits);
 	}
 	run_scenario(ATTACH_AUTO, STORE_AUTO);
 	run_scenario(ATTACH_RAW_TP, STORE_HASH);
