@@ -560,18 +560,11 @@ static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 no
 }
 
 /*
- * A task's own clock (se.sum_exec_runtime) since the CPU state recorded it
- * switching in, at most @max: how long the recorded task really ran there.
- * @p is it as a BTF pointer (tp_btf) or an address read through helpers
- * (it may have exited meanwhile).
+ * A switch event was missed (prev is not the task the CPU state says ran).
+ * A task's own clock says how long it has run since it was picked, at most
+ * @max here: prev's (a BTF pointer on tp_btf), or the recorded task's (an
+ * address, read through helpers: it may have exited meanwhile).
  */
-static __always_inline __u64 ran_since_in(const struct cpu_state *cs, struct task_struct *p,
-					  __u64 max, bool btf)
-{
-	return bounded(KREAD(btf, p, se.sum_exec_runtime) - cs->cur_sum, max);
-}
-
-/* prev's own clock since it was picked, at most @max (it came in unseen). */
 static __always_inline __u64 own_run(struct task_struct *p, __u64 max, bool btf)
 {
 	return bounded(KREAD(btf, p, se.sum_exec_runtime) -
@@ -622,7 +615,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			missed = prev_pid ? own_run(prev, delta, btf) : 0;
 			ran = delta - missed;
 			if (cs->cur_cgid)
-				ran = ran_since_in(cs, (struct task_struct *)cs->cur_task, ran, false);
+				ran = own_run((struct task_struct *)cs->cur_task, ran, false);
 		} else if (prev_pid && cs->cur_cgid) {
 			/*
 			 * Seen out as it was seen in, but its own clock may say it ran
@@ -630,7 +623,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			 * Past HIDDEN_MIN_NS (less is the switch's own path) that time
 			 * is not its container's.
 			 */
-			ran = ran_since_in(cs, prev, delta, btf);
+			ran = bounded(KREAD(btf, prev, se.sum_exec_runtime) - cs->cur_sum, delta);
 			if (ran + HIDDEN_MIN_NS >= delta)
 				ran = delta;
 		}
