@@ -258,7 +258,8 @@ enum koord_counter {
 	CNT_SLOTS_FULL,		/* no free slot: a container's events were not accounted */
 	CNT_TASK_FULL,		/* task state could not be created */
 	CNT_WAIT_UNSEEN_CPU,	/* wait began before the CPU's first switch */
-	CNT_WAIT_STALE,		/* wait dropped: the task was seen running */
+	CNT_WAIT_STALE,		/* wait closed at its task's pick: no switch-in event */
+	CNT_WAIT_STALE_DROPPED,	/* such a wait dropped: the stale-wait program did not run */
 	CNT_SWITCH_MISSED,	/* a switch's prev was not the task last seen switched in */
 	CNT_LONG_WAITS,		/* online waits above the long-wait threshold */
 	CNT_EVENTS_DROPPED,	/* long-wait records not emitted (rate limit) */

@@ -636,10 +636,11 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		/* Its identity as cached: refreshing it here would double the verifier's work. */
 		if (pts && missed)
 			charge_missed(cs, pts, cpu, missed, now);
-		if (pts && pts->wait_start) {	/* a wait opened while it ran */
+		/* Left open by the stale-wait program (not attached): dropped. */
+		if (pts && pts->wait_start) {
 			queue_remove(pts, now, false, NULL, btf);
 			pts->wait_start = 0;
-			count(CNT_WAIT_STALE);
+			count(CNT_WAIT_STALE_DROPPED);
 		}
 	}
 
@@ -681,6 +682,40 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		cs->i_own_in = st->own_s + st->own_n * (__s64)now;
 		cs->i_own_on_in = st->own_on_s + st->own_on_n * (__s64)now;
 	}
+	barrier();
+	cs->seq++;
+	return 0;
+}
+
+/*
+ * Runs on sched_switch before on_switch (attached first; a separate program
+ * so that each stays within older verifiers' budget). @prev leaving with its
+ * wait open ran without a switch-in event. Its own clock says when it was
+ * picked, after the CPU's last seen switch: the wait ends there, its culprit
+ * the recorded task, before on_switch charges the interval, so that clocks
+ * and waiting integrals stop at the same moment.
+ */
+static __always_inline int on_switch_stale(struct task_struct *prev, bool btf)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cpu_state *cs = cpu_state(cpu);
+	struct task_struct *culprit;
+	struct task_state *ts;
+	__u64 now, max, end;
+
+	if (!cs || !KREAD(btf, prev, pid))
+		return 0;
+	ts = task_state(prev, false);
+	if (!ts || !ts->wait_start)
+		return 0;
+	cs->seq++;
+	barrier();
+	now = bpf_ktime_get_ns();
+	count(CNT_WAIT_STALE);
+	max = now - (cs->last_switch > ts->wait_start ? cs->last_switch : ts->wait_start);
+	end = now - own_run(prev, max, btf);
+	culprit = (struct task_struct *)cs->cur_task;
+	wait_close(prev, ts, cpu, end, culprit, BPF_CORE_READ(culprit, pid), cs->cur_cgid, btf);
 	barrier();
 	cs->seq++;
 	return 0;
@@ -763,6 +798,9 @@ int BPF_PROG(tp_wakeup_new, struct task_struct *p) { return on_wakeup(p, true); 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(tp_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 { return on_switch(preempt, prev, next, true); }
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tp_stale_wait, bool preempt, struct task_struct *prev)
+{ return on_switch_stale(prev, true); }
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(tp_migrate, struct task_struct *p, int dest) { return on_migrate(p, dest); }
 SEC("tp_btf/sched_process_free")
@@ -777,6 +815,9 @@ int BPF_PROG(raw_wakeup_new, struct task_struct *p) { return on_wakeup(p, false)
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 { return on_switch(preempt, prev, next, false); }
+SEC("raw_tp/sched_switch")
+int BPF_PROG(raw_stale_wait, bool preempt, struct task_struct *prev)
+{ return on_switch_stale(prev, false); }
 SEC("raw_tp/sched_migrate_task")
 int BPF_PROG(raw_migrate, struct task_struct *p, int dest) { return on_migrate(p, dest); }
 SEC("raw_tp/sched_process_free")

@@ -127,8 +127,26 @@ static void select_programs(struct koord *s, bool tp_btf, bool hash)
 		bpf_program__set_autoload(tp[i], tp_btf);
 		bpf_program__set_autoload(raw[i], !tp_btf);
 	}
+	bpf_program__set_autoload(s->progs.tp_stale_wait, tp_btf);
+	bpf_program__set_autoload(s->progs.raw_stale_wait, !tp_btf);
 	bpf_program__set_autoload(s->progs.tp_free, tp_btf && hash);
 	bpf_program__set_autoload(s->progs.raw_free, !tp_btf && hash);
+}
+
+/*
+ * The stale-wait program must see a switch before the switch program does:
+ * tracepoint probes of one priority run in the order they were attached.
+ */
+static int attach_in_order(struct koord *s, bool tp_btf)
+{
+	struct bpf_program *first = tp_btf ? s->progs.tp_stale_wait : s->progs.raw_stale_wait;
+	struct bpf_link **link = tp_btf ? &s->links.tp_stale_wait : &s->links.raw_stale_wait;
+
+	bpf_program__set_autoattach(first, false);
+	*link = bpf_program__attach(first);
+	if (!*link)
+		return -errno;
+	return koord__attach(s);
 }
 
 /*
@@ -465,7 +483,7 @@ int collector_open(const struct collector_opts *o, struct collector **out)
 	if (!err)
 		err = pmu_publish(c);
 	if (!err)
-		err = koord__attach(c->skel);
+		err = attach_in_order(c->skel, c->attach == ATTACH_TP_BTF);
 	if (err) {
 		log_err("cannot attach the BPF collector: %s", strerror(-err));
 		collector_close(c);

@@ -344,6 +344,7 @@ const char *exporter_counter_kind(unsigned int cnt)
 		[CNT_TASK_FULL] = "task_map_full",
 		[CNT_WAIT_UNSEEN_CPU] = "wait_unseen_cpu",
 		[CNT_WAIT_STALE] = "wait_stale",
+		[CNT_WAIT_STALE_DROPPED] = "wait_stale_dropped",
 		[CNT_SWITCH_MISSED] = "switch_missed",
 		[CNT_LONG_WAITS] = "long_wait",
 		[CNT_EVENTS_DROPPED] = "long_wait_record_rate_limited",

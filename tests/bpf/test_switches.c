@@ -143,15 +143,10 @@ static __u32 last_prog_id(void)
 	return last;
 }
 
-static void verifier_cost(enum attach_mode attach, enum store_mode store, const char *prog)
+static void judge_cost(const char *prog, __u32 before)
 {
-	struct collector_opts o = { .hier = &hier, .attach = attach, .store = store };
-	__u32 before = last_prog_id(), n;
-	struct collector *col;
+	__u32 n = verified_insns(prog, before);
 
-	if (!check(!collector_open(&o, &col), "collector loads as %s", prog))
-		return;
-	n = verified_insns(prog, before);
 	/* The budget is this kernel's; elsewhere loading is the test (and the count is shown). */
 	if (!n || test_emulated())
 		printf("# %s: %u instructions explored by the verifier (%s)\n", prog, n,
@@ -160,6 +155,20 @@ static void verifier_cost(enum attach_mode attach, enum store_mode store, const 
 		check(n <= SWITCH_VERIFIED_MAX,
 		      "%s: %u instructions explored by the verifier (at most %d)", prog, n,
 		      SWITCH_VERIFIED_MAX);
+}
+
+/* Both programs on sched_switch: the switch program and the stale-wait one. */
+static void verifier_cost(enum attach_mode attach, enum store_mode store, const char *prog,
+			  const char *stale_prog)
+{
+	struct collector_opts o = { .hier = &hier, .attach = attach, .store = store };
+	__u32 before = last_prog_id();
+	struct collector *col;
+
+	if (!check(!collector_open(&o, &col), "collector loads as %s", prog))
+		return;
+	judge_cost(prog, before);
+	judge_cost(stale_prog, before);
 	collector_close(col);
 }
 
@@ -168,8 +177,8 @@ int main(void)
 	log_prog = "test_switches";
 	require_bpf_env(&hier);
 	exec_by_a_thread();
-	verifier_cost(ATTACH_TP_BTF, STORE_AUTO, "tp_switch");
-	verifier_cost(ATTACH_RAW_TP, STORE_HASH, "raw_switch");
+	verifier_cost(ATTACH_TP_BTF, STORE_AUTO, "tp_switch", "tp_stale_wait");
+	verifier_cost(ATTACH_RAW_TP, STORE_HASH, "raw_switch", "raw_stale_wait");
 	test_cgroup_cleanup();
 	return test_summary("test_switches");
 }

@@ -103,6 +103,7 @@ static const char expected_head[] =
 "koord_bpf_collector_events_total{kind=\"task_map_full\"} 0\n"
 "koord_bpf_collector_events_total{kind=\"wait_unseen_cpu\"} 0\n"
 "koord_bpf_collector_events_total{kind=\"wait_stale\"} 0\n"
+"koord_bpf_collector_events_total{kind=\"wait_stale_dropped\"} 0\n"
 "koord_bpf_collector_events_total{kind=\"switch_missed\"} 7\n"
 "koord_bpf_collector_events_total{kind=\"long_wait\"} 2\n"
 "koord_bpf_collector_events_total{kind=\"long_wait_record_rate_limited\"} 0\n"
