@@ -63,6 +63,18 @@ static void show_log(void)
 	fflush(stdout);
 }
 
+/* "12.5x lower", "10.0x higher" or "unchanged": the direction said, the factor >= 1. */
+static const char *change(__u64 before, __u64 after, char *buf, size_t len)
+{
+	if (!before || !after || before == after)
+		snprintf(buf, len, "%s", before == after ? "unchanged" : "not measured on a side");
+	else if (after < before)
+		snprintf(buf, len, "%.1fx lower", (double)before / after);
+	else
+		snprintf(buf, len, "%.1fx higher", (double)after / before);
+	return buf;
+}
+
 static void show_tail(const char *when, pid_t probe, __u64 *p999, __u64 *max)
 {
 	size_t n;
@@ -94,6 +106,7 @@ static void show_metrics(int port)
 int main(void)
 {
 	__u64 b999, bmax, a999, amax;
+	char buf[64];
 	char cfg[PATH_MAX], cmd[PATH_MAX + 128], *before, *after;
 	int port = 20000 + getpid() % 20000, rc;
 	cpu_set_t one;
@@ -147,8 +160,8 @@ int main(void)
 
 	step("with koord-bpf acting%s", "");
 	show_tail("after", probe, &a999, &amax);
-	printf("p99.9 %.1fx lower, max %.1fx lower\n", a999 ? (double)b999 / a999 : 0,
-	       amax ? (double)bmax / amax : 0);
+	printf("p99.9 %s, ", change(b999, a999, buf, sizeof(buf)));
+	printf("max %s\n", change(bmax, amax, buf, sizeof(buf)));
 
 	step("what each action did (the daemon's log and /metrics)%s", "");
 	file_has(log_path, "effect:", 5000);

@@ -710,9 +710,30 @@ static bool same_classes(const struct container_table *a, const struct container
  * they are what the collector was last given (one map update per cgroup
  * saved, and the collector's class caches stay valid).
  */
+/*
+ * A cgroup removed between the walk and the publishing of its class keeps an
+ * entry that cgroup_rmdir had nothing to delete for: look again at the ones
+ * this walk found new, once published (a later removal is cgroup_rmdir's).
+ */
+static void forget_removed(struct daemon *d, const struct container_table *old)
+{
+	char path[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < d->table.n; i++) {
+		const struct container *c = &d->table.v[i];
+
+		if (container_table_get(old, c->id))
+			continue;
+		snprintf(path, sizeof(path), "%s%s", d->hier.root, c->path);
+		if (access(path, F_OK) && errno == ENOENT)
+			collector_forget_class(d->col, c->id);
+	}
+}
+
 static int rescan(struct daemon *d)
 {
-	struct container_table t = {};
+	struct container_table t = {}, old;
 	double t0 = now_s();
 	bool same;
 	int err;
@@ -729,10 +750,13 @@ static int rescan(struct daemon *d)
 	if (d->nm)
 		nodemanager_apply(d->nm, &t);
 	same = d->classes_published && same_classes(&d->table, &t);
-	container_table_free(&d->table);
+	old = d->table;
 	d->table = t;
 	d->scans++;
 	err = same ? 0 : collector_set_classes(d->col, &d->table);
+	if (!same && !err)
+		forget_removed(d, &old);
+	container_table_free(&old);
 	d->classes_published = !err;
 	if (err)
 		log_warn("cannot publish classes: %s", strerror(-err));

@@ -530,6 +530,11 @@ unsigned int collector_nr_cpus(const struct collector *c)
 	return c->nr_cpus;
 }
 
+void collector_forget_class(struct collector *c, __u64 cgid)
+{
+	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.cg_class), &cgid);
+}
+
 int collector_set_classes(struct collector *c, const struct container_table *t)
 {
 	int fd = bpf_map__fd(c->skel->maps.cg_class);

@@ -38,6 +38,8 @@ const char *collector_mode(const struct collector *c);
 
 /* Publish the classes of @t to BPF (ids not in @t become unclassified). */
 int collector_set_classes(struct collector *c, const struct container_table *t);
+/* Drop the class of @cgid (a cgroup found gone after its class was published). */
+void collector_forget_class(struct collector *c, __u64 cgid);
 
 /* Read every counter into @s (cleared first) and start a new max epoch. */
 int collector_sample(struct collector *c, struct sample *s);

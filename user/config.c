@@ -579,6 +579,7 @@ static const struct field be_fields[] = {
 
 static const struct field interference_fields[] = {
 	NUM("victimP99WaitUs", interference.victim_p99_wait_us, 0, NO_MAX, OPEN_MIN),
+	NUM("victimP999WaitUs", interference.victim_p999_wait_us, 0, NO_MAX, OPEN_MIN),
 	NUM("beStealPercent", interference.be_steal_percent, 0, 100, OPEN_MIN),
 	INT("sustainedWindows", interference.sustained_windows, 1, 600, 0),
 	{ 0 }
@@ -822,6 +823,7 @@ void config_defaults(struct koord_config *c)
 	c->reserved_cpus = 0;
 	c->suppress_smoothing_windows = 3;
 	c->interference.victim_p99_wait_us = 1000;
+	c->interference.victim_p999_wait_us = 4000;
 	c->interference.be_steal_percent = 5;
 	c->interference.sustained_windows = 3;
 	c->throttle.enable = true;

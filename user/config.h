@@ -49,6 +49,7 @@ struct koord_config {
 
 	struct {			/* "interference" */
 		double victim_p99_wait_us;	/* "victimP99WaitUs": 1000 */
+		double victim_p999_wait_us;	/* "victimP999WaitUs": 4000 */
 		double be_steal_percent;	/* "beStealPercent": 5, of the window */
 		int sustained_windows;		/* "sustainedWindows": 3, 1..600 */
 	} interference;

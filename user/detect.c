@@ -27,6 +27,7 @@ bool detect_is_victim(const struct victim_state *s, const struct koord_config *c
 static bool hurt_in(const struct victim_state *s, const struct koord_config *c)
 {
 	return s->p99_ns >= c->interference.victim_p99_wait_us * 1e3 ||
+	       s->p999_ns >= c->interference.victim_p999_wait_us * 1e3 ||
 	       s->be_steal_pct >= c->interference.be_steal_percent;
 }
 
@@ -54,6 +55,7 @@ int detect_update(struct detector *d, const struct window *w, const struct conta
 		}
 		s->cgid = cw->cgid;
 		s->p99_ns = cw->p99_ns;
+		s->p999_ns = cw->p999_ns;
 		s->be_steal_pct = w->dur_ns ? 100.0 * cw->steal_ns[KC_BE] / w->dur_ns : 0;
 		if (hurt_in(s, c) && (s->acc || (s->acc = calloc(1, sizeof(*s->acc))))) {
 			s->streak++;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Interference detection: an online container is a victim when its window
- * p99 run-queue wait, or the share of the window it spent waiting behind BE
- * work, stays above the thresholds for a sustained number of windows. The
+ * p99 or p99.9 run-queue wait, or the share of the window it spent waiting
+ * behind BE work, stays above the thresholds for a sustained number of
+ * windows (the harm is often in the tail alone: most wakeups do not wait). The
  * culprits are the BE containers that made the victims wait, ranked by the
  * online waiting they inflicted.
  */
@@ -20,7 +21,7 @@
 struct victim_state {
 	__u64 cgid;
 	int streak;		/* consecutive windows over a threshold */
-	__u64 p99_ns;		/* of the last window */
+	__u64 p99_ns, p999_ns;	/* of the last window */
 	double be_steal_pct;	/* BE steal, % of the last window */
 	struct waits *acc;	/* waits over the streak (the baseline of an action), NULL at 0 */
 };

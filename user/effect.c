@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "effect.h"
@@ -56,27 +57,163 @@ const char *effect_verdict_name(enum effect_verdict v)
 	return "?";
 }
 
-/* Is @b beyond @a by more than @pct percent and the slack? */
-static bool beyond(__u64 a, __u64 b, double pct)
+static __u64 hist_total(const struct waits *x)
 {
-	return b > a + EFFECT_SLACK_NS && b > a * (1 + pct / 100);
+	__u64 total = 0;
+	unsigned int i;
+
+	for (i = 0; i < HIST_BUCKETS; i++)
+		total += x->hist[i];
+	return total;
+}
+
+/* Waits in buckets >= @from. */
+static __u64 tail_count(const struct waits *x, unsigned int from)
+{
+	__u64 k = 0;
+	unsigned int i;
+
+	for (i = from; i < HIST_BUCKETS; i++)
+		k += x->hist[i];
+	return k;
+}
+
+/* Time in waits >= EFFECT_LONG_NS, each taken at its bucket's midpoint. */
+static __u64 long_wait_ns(const struct waits *x)
+{
+	__u64 ns = 0;
+	unsigned int i;
+
+	for (i = hist_bucket(EFFECT_LONG_NS); i < HIST_BUCKETS; i++)
+		ns += x->hist[i] * ((hist_lower(i) + hist_upper(i)) / 2);
+	return ns;
+}
+
+/* The bucket of the @q-quantile of @a and @b together (@b may be NULL). */
+static unsigned int quantile_bucket(const struct waits *a, const struct waits *b, __u64 total,
+				    double q)
+{
+	__u64 rank = (__u64)ceil(q * total), seen = 0;
+	unsigned int i;
+
+	for (i = 0; i < HIST_BUCKETS; i++) {
+		seen += a->hist[i] + (b ? b->hist[i] : 0);
+		if (seen >= rank)
+			break;
+	}
+	return i < HIST_BUCKETS ? i : HIST_BUCKETS - 1;
+}
+
+/* ln P(X = i) for X ~ Binomial(k, r), 0 < r < 1. */
+static double binom_lpmf(__u64 i, __u64 k, double r)
+{
+	return lgamma(k + 1.0) - lgamma(i + 1.0) - lgamma(k - i + 1.0) + i * log(r) +
+	       (k - i) * log1p(-r);
+}
+
+/*
+ * Two-sided p of @x or a value further from the mean, X ~ Binomial(k, r):
+ * twice the smaller tail, summed exactly up to a few thousand terms and by
+ * the normal approximation (with continuity) beyond.
+ */
+static double binom_p(__u64 x, __u64 k, double r)
+{
+	double mean = k * r, tail = 0;
+	__u64 i;
+
+	if (k > 4000) {
+		double z = (fabs(x - mean) - 0.5) / sqrt(k * r * (1 - r));
+
+		return z <= 0 ? 1 : fmin(1, erfc(z / M_SQRT2));
+	}
+	if (x >= mean)
+		for (i = x; i <= k; i++)
+			tail += exp(binom_lpmf(i, k, r));
+	else
+		for (i = 0; i <= x; i++)
+			tail += exp(binom_lpmf(i, k, r));
+	return fmin(1, 2 * tail);
 }
 
 enum effect_verdict effect_judge(const struct waits *before, const struct waits *after,
-				 double worse_percent)
+				 double worse_percent, struct effect_evidence *ev)
 {
-	__u64 b99, a99;
+	unsigned int floor_b = hist_bucket(EFFECT_FLOOR_NS), from[5], nth = 0, i, j;
+	__u64 nb = hist_total(before), na = hist_total(after);
+	double factor = 1 + worse_percent / 100, r, alpha;
+	enum effect_verdict v = EFFECT_SAME;
+	struct effect_evidence e = {}, decided = {};
+	bool tested = false, thin = false;
 
-	if (before->count < EFFECT_MIN_WAITS || after->count < EFFECT_MIN_WAITS)
+	e.n_before = nb;
+	e.n_after = na;
+	e.long_ns_before = long_wait_ns(before);
+	e.long_ns_after = long_wait_ns(after);
+	e.p = 1;
+	if (nb < EFFECT_MIN_WAITS || na < EFFECT_MIN_WAITS) {
+		if (ev)
+			*ev = e;
 		return EFFECT_INCONCLUSIVE;
-	b99 = waits_quantile(before, 0.99);
-	a99 = waits_quantile(after, 0.99);
-	if (beyond(b99, a99, worse_percent))
-		return EFFECT_WORSE;
-	if (beyond(a99, b99, worse_percent) ||
-	    beyond(waits_quantile(after, 0.999), waits_quantile(before, 0.999), worse_percent))
-		return EFFECT_BETTER;
-	return EFFECT_SAME;
+	}
+	/* Deepest first: that is the evidence shown when nothing decides. */
+	from[nth++] = hist_bucket(EFFECT_LONG_NS);
+	from[nth++] = quantile_bucket(before, after, nb + na, 0.999);
+	from[nth++] = quantile_bucket(before, after, nb + na, 0.99);
+	/* each side's own p99.9: a tail that only grew longer shows past the other's */
+	from[nth++] = quantile_bucket(before, NULL, nb, 0.999);
+	from[nth++] = quantile_bucket(after, NULL, na, 0.999);
+	for (i = 0; i < nth; i++)
+		if (from[i] < floor_b)
+			from[i] = floor_b;
+	for (i = 0; i < nth; i++)	/* sort descending, then drop repeats */
+		for (j = i + 1; j < nth; j++)
+			if (from[j] > from[i]) {
+				unsigned int t = from[i];
+
+				from[i] = from[j];
+				from[j] = t;
+			}
+	for (i = 1, j = 1; i < nth; i++)
+		if (from[i] != from[j - 1])
+			from[j++] = from[i];
+	nth = j;
+	alpha = EFFECT_ALPHA / nth;
+	r = (double)na / (nb + na);
+
+	for (i = 0; i < nth; i++) {
+		struct effect_evidence t = e;
+		double share_b, share_a;
+
+		t.threshold_ns = hist_lower(from[i]);
+		t.k_before = tail_count(before, from[i]);
+		t.k_after = tail_count(after, from[i]);
+		if (t.k_before + t.k_after < EFFECT_MIN_TAIL) {
+			thin |= t.k_before + t.k_after > 0;
+			continue;
+		}
+		t.p = binom_p(t.k_after, t.k_before + t.k_after, r);
+		if (!tested && v == EFFECT_SAME)
+			decided = t;	/* the deepest tested, unless something decides */
+		tested = true;
+		if (t.p >= alpha)
+			continue;
+		share_b = (double)t.k_before / nb;
+		share_a = (double)t.k_after / na;
+		if (share_a > share_b * factor) {
+			v = EFFECT_WORSE;	/* worse anywhere: the node must not be left worse */
+			decided = t;
+			break;
+		}
+		if (share_b > share_a * factor && v != EFFECT_BETTER) {
+			v = EFFECT_BETTER;
+			decided = t;
+		}
+	}
+	if (v == EFFECT_SAME && !tested && thin)
+		v = EFFECT_INCONCLUSIVE;
+	if (ev)
+		*ev = decided.n_before ? decided : e;
+	return v;
 }
 
 void effect_begin(struct effect *e, const char *what, int kind, __u64 target,
@@ -129,6 +266,7 @@ void effect_waits_of(const struct effect *e, const struct window *w,
 enum effect_verdict effect_feed(struct effect *e, const struct window *w,
 				const struct container_table *t, double worse_percent)
 {
+	enum effect_verdict v;
 	struct waits now;
 
 	if (!e->pending)
@@ -137,17 +275,35 @@ enum effect_verdict effect_feed(struct effect *e, const struct window *w,
 	waits_merge(&e->after, &now);
 	if (++e->windows < e->need)
 		return EFFECT_PENDING;
+	v = effect_judge(&e->before, &e->after, worse_percent, &e->ev);
+	if (v == EFFECT_INCONCLUSIVE && e->windows < e->need * EFFECT_EXTEND)
+		return EFFECT_PENDING;
 	e->pending = false;
-	return effect_judge(&e->before, &e->after, worse_percent);
+	return v;
 }
 
 int effect_describe(const struct effect *e, char *buf, size_t len)
 {
-	return snprintf(buf, len,
-			"%s p99 wait %.0f us -> %.0f us (p99.9 %.0f -> %.0f us, max %.0f -> %.0f us, %llu -> %llu waits)",
-			e->nvictims ? "victims'" : "online", waits_quantile(&e->before, 0.99) / 1e3,
-			waits_quantile(&e->after, 0.99) / 1e3, waits_quantile(&e->before, 0.999) / 1e3,
-			waits_quantile(&e->after, 0.999) / 1e3, e->before.max_ns / 1e3,
-			e->after.max_ns / 1e3, (unsigned long long)e->before.count,
-			(unsigned long long)e->after.count);
+	const struct effect_evidence *ev = &e->ev;
+	int n;
+
+	n = snprintf(buf, len,
+		     "%s p99.9 wait %.0f us -> %.0f us (max %.0f -> %.0f us, p99 %.0f -> %.0f us; "
+		     "waits >= %.0f ms %.1f -> %.1f ms",
+		     e->nvictims ? "victims'" : "online", waits_quantile(&e->before, 0.999) / 1e3,
+		     waits_quantile(&e->after, 0.999) / 1e3, e->before.max_ns / 1e3,
+		     e->after.max_ns / 1e3, waits_quantile(&e->before, 0.99) / 1e3,
+		     waits_quantile(&e->after, 0.99) / 1e3, EFFECT_LONG_NS / 1e6,
+		     ev->long_ns_before / 1e6, ev->long_ns_after / 1e6);
+	if (n < 0 || (size_t)n >= len)
+		return n;
+	if (!ev->threshold_ns)
+		return n + snprintf(buf + n, len - n, "; %llu -> %llu waits, no tail to test)",
+				    (unsigned long long)ev->n_before,
+				    (unsigned long long)ev->n_after);
+	return n + snprintf(buf + n, len - n,
+			    "; waits >= %.0f us %llu/%llu -> %llu/%llu, p %.2g)",
+			    ev->threshold_ns / 1e3, (unsigned long long)ev->k_before,
+			    (unsigned long long)ev->n_before, (unsigned long long)ev->k_after,
+			    (unsigned long long)ev->n_after, ev->p);
 }

@@ -27,19 +27,41 @@ enum effect_verdict {
 	EFFECT_BETTER,
 	EFFECT_SAME,
 	EFFECT_WORSE,		/* roll it back */
-	EFFECT_INCONCLUSIVE,	/* too few waits on a side to tell */
+	EFFECT_INCONCLUSIVE,	/* too few waits, or too thin a tail, to tell */
 };
 const char *effect_verdict_name(enum effect_verdict v);
 
-#define EFFECT_MIN_WAITS	20	/* per side, to judge at all */
-#define EFFECT_SLACK_NS		10000	/* p99 changes below this are noise */
+#define EFFECT_MIN_WAITS	20		/* per side, to judge at all */
+#define EFFECT_FLOOR_NS		50000ull	/* waits below this are no one's tail */
+#define EFFECT_LONG_NS		1000000ull	/* a long wait: a tail every service feels */
+#define EFFECT_MIN_TAIL		8		/* tail waits (both sides) a threshold needs */
+#define EFFECT_ALPHA		0.01		/* two-sided, shared by the thresholds */
+#define EFFECT_EXTEND		4		/* inconclusive: measure up to this many times longer */
+
+/* What a verdict rests on: the threshold that decided it (or the deepest tested). */
+struct effect_evidence {
+	__u64 threshold_ns;	/* 0: no threshold had a tail to test */
+	__u64 n_before, n_after;	/* waits */
+	__u64 k_before, k_after;	/* of them at or over the threshold */
+	double p;		/* two-sided, of "the tail's share did not change" */
+	__u64 long_ns_before, long_ns_after;	/* time in waits >= EFFECT_LONG_NS (estimate) */
+};
+
 /*
- * Worse when the p99 after exceeds the p99 before by more than
- * @worse_percent and EFFECT_SLACK_NS; better when it (or the p99.9) fell by
- * as much.
+ * The verdict on the tail. For thresholds at EFFECT_LONG_NS, the pooled
+ * p99.9 and p99, and each side's own p99.9 (a set the same read either way;
+ * none below EFFECT_FLOOR_NS), the share of waits at or over the
+ * threshold is compared before and after: under "no change" each of the k
+ * tail waits falls after with probability n_after / (n_before + n_after), so
+ * k_after is binomial. A share that moved by more than @worse_percent with a
+ * two-sided p under EFFECT_ALPHA (split across the thresholds) is a change:
+ * worse if any threshold got worse, better if one got better and none worse.
+ * No change at a threshold with at least EFFECT_MIN_TAIL tail waits is
+ * "same"; a tail too thin at every threshold is "inconclusive" (no tail at
+ * all over the floor is "same"). @ev may be NULL.
  */
 enum effect_verdict effect_judge(const struct waits *before, const struct waits *after,
-				 double worse_percent);
+				 double worse_percent, struct effect_evidence *ev);
 
 #define EFFECT_VICTIMS 16
 struct effect {
@@ -51,6 +73,7 @@ struct effect {
 	size_t nvictims;
 	struct waits before, after;
 	int windows, need;
+	struct effect_evidence ev;	/* of the last judgement */
 };
 /* Start measuring an action; @before is copied. */
 void effect_begin(struct effect *e, const char *what, int kind, __u64 target,
@@ -58,10 +81,16 @@ void effect_begin(struct effect *e, const char *what, int kind, __u64 target,
 /* The waits in @w of the action's victims (all online when it has none). */
 void effect_waits_of(const struct effect *e, const struct window *w,
 		     const struct container_table *t, struct waits *out);
-/* Add one window; the verdict once @need windows were seen (then no longer pending). */
+/*
+ * Add one window; the verdict once @need windows were seen (then no longer
+ * pending). An inconclusive verdict measures on, up to EFFECT_EXTEND * @need.
+ */
 enum effect_verdict effect_feed(struct effect *e, const struct window *w,
 				const struct container_table *t, double worse_percent);
-/* "victims' p99 wait 640 us -> 700 us (p99.9 ..., max ..., N -> M waits)" */
+/*
+ * "victims' p99.9 wait 52 us -> 934 us (max 148 -> 1255 us, p99 28 -> 30 us;
+ * waits >= 1 ms 0 -> 3 ms; tail >= 60 us 20/20000 -> 200/20000, p 1e-40)"
+ */
 int effect_describe(const struct effect *e, char *buf, size_t len);
 
 #endif

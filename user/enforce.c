@@ -28,9 +28,16 @@ int act_path(char *buf, size_t len, const char *mount, const char *rel, const ch
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/*
+ * One action at a time, none held off; and, but for the BE wake-up priority
+ * (the node's standing posture, set at start), a baseline of effect.windows
+ * windows to judge it on: one window just after start was too few waits to
+ * tell a quota's harm from noise.
+ */
 bool act_can_start(const struct enforcer *e, enum act_kind kind)
 {
-	return !e->eff.pending && e->now >= e->hold_until[kind];
+	return !e->eff.pending && e->now >= e->hold_until[kind] &&
+	       (kind == ACT_WAKEUP || e->ring_n >= e->c->effect.windows);
 }
 
 /* The baseline: the victims' waits over their streaks, or all online over the last windows. */

@@ -213,6 +213,8 @@ static void diff_one(const struct sample *sa, const struct cg_sample *a, const s
 					w->wait_max);
 	w->p99_ns = hist_cells_quantile(win->cells + win->ncells - nhist, nhist, n, 0.99,
 					w->wait_max);
+	w->p999_ns = hist_cells_quantile(win->cells + win->ncells - nhist, nhist, n, 0.999,
+					 w->wait_max);
 }
 
 int cg_cpu_part_cmp(const void *x, const void *y)

@@ -53,7 +53,7 @@ struct cg_window {
 	__u64 wait_count, wait_ns, wait_max;
 	__u64 steal_ns[ST_NR];
 	__u64 inflicted_online_ns, inflicted_all_ns;
-	__u64 p50_ns, p99_ns;
+	__u64 p50_ns, p99_ns, p999_ns;
 	enum pmu_source pmu_source;	/* PMU_SOURCE_OFF: pmu[] means nothing */
 	__u64 pmu[PMU_NR];
 	/*
