@@ -138,6 +138,9 @@ static int walk_procs(struct walk *wk, int dfd)
 	int r;
 
 	r = read_procs(wk, dfd);
+	/* A removed cgroup's cgroup.procs reads ENODEV while its directory lingers. */
+	if (r == -ENODEV)
+		r = -ENOENT;
 	if (r)
 		return r;
 	for (p = wk->buf; *p; p = end) {
