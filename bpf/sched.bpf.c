@@ -636,7 +636,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		/* Its identity as cached: refreshing it here would double the verifier's work. */
 		if (pts && missed)
 			charge_missed(cs, pts, cpu, missed, now);
-		/* Left open by the stale-wait program (not attached): dropped. */
+		/* Left open: the stale-wait program did not run first. Dropped. */
 		if (pts && pts->wait_start) {
 			queue_remove(pts, now, false, NULL, btf);
 			pts->wait_start = 0;

@@ -706,11 +706,6 @@ static bool same_classes(const struct container_table *a, const struct container
 }
 
 /*
- * Walk the hierarchy into a fresh table and publish the classes, unless
- * they are what the collector was last given (one map update per cgroup
- * saved, and the collector's class caches stay valid).
- */
-/*
  * A cgroup removed between the walk and the publishing of its class keeps an
  * entry that cgroup_rmdir had nothing to delete for: look again at the ones
  * this walk found new, once published (a later removal is cgroup_rmdir's).
@@ -731,6 +726,11 @@ static void forget_removed(struct daemon *d, const struct container_table *old)
 	}
 }
 
+/*
+ * Walk the hierarchy into a fresh table and publish the classes, unless
+ * they are what the collector was last given (one map update per cgroup
+ * saved, and the collector's class caches stay valid).
+ */
 static int rescan(struct daemon *d)
 {
 	struct container_table t = {}, old;

@@ -72,6 +72,14 @@ int main(void)
 		sleep_ms(100);	/* one at a time: the last one finds the slots taken */
 	}
 	sleep_ms(RUN_MS);
+	/*
+	 * Stopped, their run times are final for both readings: on a loaded
+	 * machine the test itself once waited ~100 ms between the sample and
+	 * a running hog's schedstat.
+	 */
+	for (i = 0; i < NEW; i++)
+		if (pid[i] > 0 && !kill(pid[i], SIGSTOP))
+			waitpid(pid[i], NULL, WUNTRACED);
 	collector_sample(col, &s);
 	full = s.counters[CNT_SLOTS_FULL];
 	/* Measured: its on-CPU time is its hog's, however busy the machine kept the CPUs. */
