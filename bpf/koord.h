@@ -143,6 +143,19 @@ struct cpu_state {
 	unsigned long long enq_in;
 	/* the CPU's counters at its last switch: value, time enabled, time running */
 	unsigned long long pmu_last[PMU_NR][3];
+	/*
+	 * What the observe program saw running here (run by user space on this
+	 * CPU before it reads the running stretch); valid while seq is obs_seq.
+	 * When a switch-in emitted no sched_switch, the task running is not
+	 * cur_task: each one's part of the stretch by its own clock.
+	 */
+	unsigned int obs_seq;
+	unsigned int obs_slot;		/* the running task's slot, 0 for none */
+	unsigned long long obs_task;	/* the task running (its address) */
+	unsigned long long obs_cgid;	/* its container, 0 for none */
+	unsigned long long obs_at;	/* when seen */
+	unsigned long long obs_run;	/* its run since picked, to obs_at */
+	unsigned long long obs_rec_run;	/* cur_task's own last run, when it is not the one running */
 } __attribute__((aligned(64)));
 
 /*

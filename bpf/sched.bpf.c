@@ -721,6 +721,54 @@ static __always_inline int on_switch_stale(struct task_struct *prev, bool btf)
 	return 0;
 }
 
+/*
+ * What runs on this CPU now, for the reader of the running stretch. User
+ * space runs this on one CPU at a time (BPF_PROG_TEST_RUN on that CPU: an
+ * IPI, so @cur is the task it interrupted and no switch is in progress). A
+ * switch-in that emitted no sched_switch leaves the state naming a task that
+ * no longer runs; the next seen switch splits the interval by the tasks' own
+ * clocks (on_switch), and the reader splits the stretch the same way with
+ * what is noted here. Reads the state, changes none of it. Fields are read
+ * with probe reads: @cur is a BTF pointer only for the task storage lookup.
+ */
+static __always_inline int observe(struct task_struct *cur)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cpu_state *cs = cpu_state(cpu);
+	struct task_state *ts = NULL;
+	__u64 now, span, run = 0;
+	__u32 pid;
+
+	if (!cs || !cs->last_switch)
+		return 0;
+	now = bpf_ktime_get_ns();
+	span = now - cs->last_switch;
+	cs->obs_task = (__u64)cur;
+	cs->obs_at = now;
+	cs->obs_run = span;
+	cs->obs_rec_run = 0;
+	cs->obs_cgid = 0;
+	cs->obs_slot = 0;
+	if ((__u64)cur != cs->cur_task) {
+		pid = BPF_CORE_READ(cur, pid);
+		if (pid) {
+			run = own_run(cur, span, false);
+			ts = task_state(cur, false);
+		}
+		if (ts) {
+			cs->obs_cgid = ts->cgid;
+			cs->obs_slot = ts->slot;
+		}
+		cs->obs_run = run;
+		if (cs->cur_cgid)
+			cs->obs_rec_run = own_run((struct task_struct *)cs->cur_task, span - run,
+						  false);
+	}
+	barrier();
+	cs->obs_seq = cs->seq;
+	return 0;
+}
+
 static __always_inline int on_migrate(struct task_struct *p, __u32 dest)
 {
 	struct task_state *ts = task_state(p, false);
@@ -807,6 +855,12 @@ SEC("tp_btf/sched_process_free")
 int BPF_PROG(tp_free, struct task_struct *p) { return on_exit(p); }
 SEC("tp_btf/cgroup_rmdir")
 int BPF_PROG(tp_rmdir, struct cgroup *cgrp) { return on_cgroup_rmdir(cgrp); }
+
+/* Run on a CPU by user space, not attached: the task storage's, and the hash's. */
+SEC("raw_tp")
+int observe_btf(void *ctx) { return observe(bpf_get_current_task_btf()); }
+SEC("raw_tp")
+int observe_raw(void *ctx) { return observe((struct task_struct *)bpf_get_current_task()); }
 
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(raw_wakeup, struct task_struct *p) { return on_wakeup(p, false); }

@@ -46,6 +46,7 @@
 #include "log.h"
 #include "privileges.h"
 #include "report.h"
+#include "unresolved.h"
 
 #ifndef KOORD_BPF_VERSION
 #define KOORD_BPF_VERSION "0.1.0"
@@ -678,16 +679,9 @@ struct daemon {
 	double last_scan, last_work;
 	__u64 scans;
 	bool classes_published;		/* the collector has the table's classes */
-	__u64 *unresolved;	/* ids unknown after the last walk, sorted */
-	size_t nunresolved;
+	struct unresolved unresolved;	/* containers the last walk did not find */
+	unsigned int set_aside;		/* journal values of a past run that could not be restored */
 };
-
-static int cmp_u64(const void *a, const void *b)
-{
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* Do @a and @b hold the same cgroups with the same classes? */
 static bool same_classes(const struct container_table *a, const struct container_table *b)
@@ -773,38 +767,15 @@ static int rescan(struct daemon *d)
  */
 static void maybe_rescan(struct daemon *d)
 {
-	__u64 *unknown = NULL;
-	size_t i, j = 0, n = 0;
-	bool fresh = false;
+	bool fresh = unresolved_fresh(&d->unresolved, &d->table, &d->cur,
+				      d->prev_checked ? &d->prev : NULL);
 
-	for (i = 0; i < d->cur.n; i++) {
-		__u64 id = d->cur.v[i].cgid;
-
-		while (j < d->prev.n && d->prev.v[j].cgid < id)
-			j++;
-		if ((d->prev_checked && j < d->prev.n && d->prev.v[j].cgid == id) ||
-		    container_table_get(&d->table, id))
-			continue;
-		/* bsearch/qsort of NULL is undefined even with 0 elements */
-		if (!d->nunresolved ||
-		    !bsearch(&id, d->unresolved, d->nunresolved, sizeof(id), cmp_u64))
-			fresh = true;
-	}
 	d->prev_checked = true;		/* cur, prev from the next period on */
 	if (!fresh && now_s() - d->last_scan < RESCAN_S)
 		return;
 	rescan(d);
 	/* what is still unknown (gone already, too deep) does not trigger the next walk */
-	if (d->cur.n)
-		unknown = malloc(d->cur.n * sizeof(*unknown));
-	for (i = 0; unknown && i < d->cur.n; i++)
-		if (!container_table_get(&d->table, d->cur.v[i].cgid))
-			unknown[n++] = d->cur.v[i].cgid;
-	if (n)
-		qsort(unknown, n, sizeof(*unknown), cmp_u64);
-	free(d->unresolved);
-	d->unresolved = unknown;
-	d->nunresolved = unknown ? n : 0;
+	unresolved_reset(&d->unresolved, &d->table, &d->cur);
 }
 
 /* @doc as a body: one line of JSON and a newline; @doc is put. NULL on no memory. */
@@ -1038,6 +1009,7 @@ static int period(struct daemon *d)
 		.version = KOORD_BPF_VERSION, .mode = collector_mode(d->col),
 		.cgroup_root = d->hier.root, .cgroup_version = d->hier.version,
 		.period_s = d->cfg.period_s, .last_period_s = d->last_work, .scans = d->scans,
+		.journal_set_aside = d->set_aside,
 	};
 	last.ready = true;
 	d->last_work = now_s() - t0;
@@ -1059,8 +1031,7 @@ static int on_event(void *ctx, const struct long_wait_event *ev)
 	__u64 id = ev->culprit_cgid;
 
 	if (d->enf && d->cfg.be.enable && d->cfg.react_on_long_waits && id &&
-	    !container_table_get(&d->table, id) &&
-	    !(d->nunresolved && bsearch(&id, d->unresolved, d->nunresolved, sizeof(id), cmp_u64))) {
+	    !container_table_get(&d->table, id) && !unresolved_has(&d->unresolved, id)) {
 		urgent = true;
 		urgent_id = id;
 	}
@@ -1082,15 +1053,8 @@ static void react(struct daemon *d)
 	enforcer_react(d->enf, &d->table, now);
 	pthread_mutex_unlock(&last.lock);
 	/* still unknown (gone already, too deep): its next records do not walk again */
-	if (!container_table_get(&d->table, urgent_id)) {
-		__u64 *v = realloc(d->unresolved, (d->nunresolved + 1) * sizeof(*v));
-
-		if (v) {
-			v[d->nunresolved++] = urgent_id;
-			qsort(v, d->nunresolved, sizeof(*v), cmp_u64);
-			d->unresolved = v;
-		}
-	}
+	if (!container_table_get(&d->table, urgent_id))
+		unresolved_add(&d->unresolved, urgent_id);
 	log_debug("walked and acted on a long wait behind an unknown container");
 }
 
@@ -1211,6 +1175,30 @@ static int restore_raw(void *ctx, const char *path, const char *value)
 	return writer_raw(ctx, path, value);
 }
 
+/*
+ * Values of the last run that no retry can put back (a path outside changed
+ * cgroupRoots, a cpuset naming a CPU now offline): refusing to start would
+ * refuse forever. The journal, which now holds just them, is kept aside for
+ * a person (each logged by journal_restore), and the daemon starts.
+ */
+static int set_aside(struct daemon *d, int left)
+{
+	char from[PATH_MAX], to[PATH_MAX + 32];
+
+	snprintf(from, sizeof(from), "%s/journal", d->cfg.state_dir);
+	snprintf(to, sizeof(to), "%s/journal.set-aside.%lld", d->cfg.state_dir,
+		 (long long)time(NULL));
+	if (rename(from, to)) {
+		log_err("%d values in %s could not be restored, nor the file be set aside (%s); "
+			"not starting", left, from, strerror(errno));
+		return -EIO;
+	}
+	log_err("%d values of the last run could not be restored (outside cgroupRoots, or "
+		"unwritable): set aside in %s; starting without them", left, to);
+	d->set_aside = (unsigned int)left;
+	return 0;
+}
+
 /* A journal left by a run that did not stop cleanly: put its values back first. */
 static int replay_journal(struct daemon *d)
 {
@@ -1233,11 +1221,10 @@ static int replay_journal(struct daemon *d)
 		 j.n, d->cfg.state_dir);
 	left = journal_restore(&j, restore_raw, &d->writer);
 	journal_close(&j);
-	if (left) {
-		log_err("%d values in %s/journal could not be restored (outside cgroupRoots, or unwritable); "
-			"not starting", left, d->cfg.state_dir);
-		return -EIO;
-	}
+	if (left < 0)
+		return left;
+	if (left)
+		return set_aside(d, left);
 	return 0;
 }
 
@@ -1559,7 +1546,7 @@ out:
 	batch_node_free(&d.batch);
 	sample_free(&d.prev);
 	sample_free(&d.cur);
-	free(d.unresolved);
+	unresolved_free(&d.unresolved);
 	container_table_free(&d.table);
 	class_rules_free(&o.rules);
 	class_rules_free(&d.rules);

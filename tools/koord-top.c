@@ -24,6 +24,7 @@
 #include "log.h"
 #include "report.h"
 #include "top_view.h"
+#include "unresolved.h"
 
 static volatile sig_atomic_t stop;
 
@@ -219,19 +220,11 @@ struct top {
 	struct window w;
 	bool have_window;
 	struct timespec when;	/* wall clock (CLOCK_REALTIME) of the window's end */
-	__u64 *unresolved;	/* ids unknown after the last walk, sorted */
-	size_t nunresolved;
+	struct unresolved unresolved;	/* containers the last walk did not find */
 	struct top_row *rows;	/* containers that ran or waited, unsorted */
 	size_t nrows;
 	bool utf8;
 };
-
-static int cmp_u64(const void *a, const void *b)
-{
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* Walk the hierarchy into a fresh table and publish the classes. */
 static void rescan(struct top *t)
@@ -255,31 +248,11 @@ static void rescan(struct top *t)
 /* Walk again (at most once per period) when containers appear that the last walk did not know. */
 static void maybe_rescan(struct top *t)
 {
-	__u64 *unknown = NULL;
-	size_t i, n = 0;
-	bool fresh = false;
-
-	for (i = 0; i < t->cur.n && !fresh; i++) {
-		__u64 id = t->cur.v[i].cgid;
-
-		if (!container_table_get(&t->table, id) &&
-		    !bsearch(&id, t->unresolved, t->nunresolved, sizeof(id), cmp_u64))
-			fresh = true;
-	}
-	if (!fresh)
+	if (!unresolved_fresh(&t->unresolved, &t->table, &t->cur, NULL))
 		return;
 	rescan(t);
 	/* what is still unknown (gone already, too deep) does not trigger the next walk */
-	if (t->cur.n)
-		unknown = malloc(t->cur.n * sizeof(*unknown));
-	for (i = 0; unknown && i < t->cur.n; i++)
-		if (!container_table_get(&t->table, t->cur.v[i].cgid))
-			unknown[n++] = t->cur.v[i].cgid;
-	if (unknown)
-		qsort(unknown, n, sizeof(*unknown), cmp_u64);
-	free(t->unresolved);
-	t->unresolved = unknown;
-	t->nunresolved = unknown ? n : 0;
+	unresolved_reset(&t->unresolved, &t->table, &t->cur);
 }
 
 /* The wall-clock time of @s's moment (its reading took a while after it). */
@@ -415,6 +388,7 @@ static int print_json(const struct top *t)
 {
 	json_object *doc = json_object_new_object(), *arr = json_object_new_array();
 	json_object *hier = json_object_new_object(), *col = json_object_new_object();
+	json_object *events = json_object_new_object();
 	struct top_row *v;
 	char when[32], stamp[48], num[32];
 	struct tm tm;
@@ -426,6 +400,7 @@ static int print_json(const struct top *t)
 		json_object_put(arr);
 		json_object_put(hier);
 		json_object_put(col);
+		json_object_put(events);
 		return -ENOMEM;
 	}
 	gmtime_r(&t->when.tv_sec, &tm);
@@ -443,6 +418,12 @@ static int print_json(const struct top *t)
 	json_object_object_add(col, "counters", json_object_new_string(
 		collector_pmu_source(t->col) == PMU_SOURCE_HARDWARE ? "hardware" :
 		collector_pmu_source(t->col) == PMU_SOURCE_SOFTWARE ? "software" : "unavailable"));
+	/* What the collector could not see or keep over the frame: the reading of its numbers. */
+	for (i = 0; i < CNT_NR; i++)
+		json_object_object_add(events, collector_event_name(i),
+				       json_object_new_uint64(t->w.counters[i]));
+	json_object_object_add(col, "events", events);
+	json_object_object_add(col, "running_unread", json_object_new_int(t->w.running_unread));
 	json_object_object_add(doc, "collector", col);
 	json_object_object_add(doc, "filter", json_object_new_string(top_filter_name(t->o->filter)));
 	json_object_object_add(doc, "sort", json_object_new_string(top_col_title(t->o->sort)));
@@ -852,7 +833,7 @@ int main(int argc, char **argv)
 out:
 	collector_close(t.col);
 	free(t.rows);
-	free(t.unresolved);
+	unresolved_free(&t.unresolved);
 	window_free(&t.w);
 	sample_free(&t.prev);
 	sample_free(&t.cur);

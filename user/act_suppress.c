@@ -142,7 +142,7 @@ static void write_tree(struct enforcer *e, const struct container_table *t, cons
 /* The CPUs BE may be given: its root's parent's cpuset (all online CPUs when unknown). */
 static void be_pool(const struct enforcer *e, const char *root, cpu_set_t *pool)
 {
-	char parent[PATH_MAX], path[PATH_MAX], buf[1024];
+	char parent[PATH_MAX], path[PATH_MAX], buf[CPUSET_TEXT_MAX];
 	const char *slash = strrchr(root, '/');
 
 	*pool = e->topo.online;
@@ -160,7 +160,7 @@ static void be_pool(const struct enforcer *e, const char *root, cpu_set_t *pool)
 
 static void by_cpuset(struct enforcer *e, const struct container_table *t, double allowed)
 {
-	char path[PATH_MAX], buf[1024];
+	char path[PATH_MAX], buf[CPUSET_TEXT_MAX];
 	cpu_set_t cur, next, pool;
 	int ncur, n;
 	size_t i;

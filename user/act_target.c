@@ -59,7 +59,7 @@ static void victim_cpus(const struct window *w, __u64 victim, cpu_set_t *out)
 /* Keep @tg off its victim's CPUs; -ENOENT when no cpuset holds it, -ENOSPC when nothing is left. */
 static int cpuset_apply(struct enforcer *e, const struct window *w, struct target *tg)
 {
-	char path[PATH_MAX], buf[1024];
+	char path[PATH_MAX], buf[CPUSET_TEXT_MAX];
 	cpu_set_t cur, vic, keep;
 	int err;
 

@@ -20,6 +20,8 @@
 #define DEFAULT_LONG_WAIT_NS	5000000ull
 #define DEFAULT_EVENTS_PER_SEC	100
 #define MAX_CG_CPU_ENTRIES	(1u << 20)
+/* A running stretch longer than this is checked against what runs (one IPI). */
+#define OBSERVE_MIN_NS		1000000ull
 
 struct collector {
 	struct koord *skel;
@@ -30,6 +32,7 @@ struct collector {
 	void *event_ctx;
 	enum attach_mode attach;
 	enum store_mode store;
+	int observe_fd;			/* the observe program, run on a CPU before its stretch is read */
 	unsigned int nr_cpus;
 	unsigned int nr_slots;		/* container slots, 0 meaning none */
 	char mode[40];
@@ -69,12 +72,41 @@ struct collector {
 	__u64 gen;
 };
 
+/* The verifier's reason for refusing the last program, from libbpf's load log. */
+static char load_refusal[256];
+
+/* The log's last line that says something: the ones after it count instructions. */
+static void note_refusal(const char *msg)
+{
+	const char *end = strstr(msg, "-- END PROG LOAD LOG --"), *b, *e;
+
+	if (!end)
+		return;
+	for (e = end; e > msg; e = b) {
+		for (b = e - 1; b > msg && b[-1] != '\n'; b--)
+			;
+		if (e - b > 1 && strncmp(b, "processed ", 10) && strncmp(b, "verification time", 17)) {
+			snprintf(load_refusal, sizeof(load_refusal), "%.*s", (int)(e - b - 1), b);
+			return;
+		}
+	}
+}
+
 static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 {
+	char *msg;
+	int n;
+
 	/* Failed attempts while probing modes are expected: their logs only with -v. */
-	if (log_level < LOG_LVL_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
+	if (log_level >= LOG_LVL_DEBUG)
+		return vfprintf(stderr, fmt, ap);
+	if (lvl == LIBBPF_WARN && vasprintf(&msg, fmt, ap) >= 0) {
+		note_refusal(msg);
+		n = (int)strlen(msg);
+		free(msg);
+		return n;
+	}
+	return 0;
 }
 
 /* Hierarchy id of the v1 cpu controller, from /proc/self/cgroup ("ID:ctrls:path"). */
@@ -131,6 +163,11 @@ static void select_programs(struct koord *s, bool tp_btf, bool hash)
 	bpf_program__set_autoload(s->progs.raw_stale_wait, !tp_btf);
 	bpf_program__set_autoload(s->progs.tp_free, tp_btf && hash);
 	bpf_program__set_autoload(s->progs.raw_free, !tp_btf && hash);
+	/* Run by read_running(), never attached; a BTF task pointer only with task storage. */
+	bpf_program__set_autoload(s->progs.observe_btf, !hash);
+	bpf_program__set_autoload(s->progs.observe_raw, hash);
+	bpf_program__set_autoattach(s->progs.observe_btf, false);
+	bpf_program__set_autoattach(s->progs.observe_raw, false);
 }
 
 /*
@@ -413,6 +450,16 @@ static void warm_up(struct collector *c)
 	sample_free(&s);
 }
 
+static const char *attach_name(enum attach_mode a)
+{
+	return a == ATTACH_TP_BTF ? "tp_btf" : a == ATTACH_RAW_TP ? "raw_tp" : "auto";
+}
+
+static const char *store_name(enum store_mode s)
+{
+	return s == STORE_TASK ? "storage" : s == STORE_HASH ? "hash" : "auto";
+}
+
 int collector_open(const struct collector_opts *o, struct collector **out)
 {
 	static const struct { enum attach_mode a; enum store_mode s; } modes[] = {
@@ -421,8 +468,8 @@ int collector_open(const struct collector_opts *o, struct collector **out)
 		{ ATTACH_RAW_TP, STORE_HASH },
 	};
 	struct collector *c;
-	int err = -ENOTSUP;
-	size_t i;
+	size_t i, tried = 0;
+	int err;
 
 	err = check_prerequisites();
 	if (err)
@@ -444,32 +491,43 @@ int collector_open(const struct collector_opts *o, struct collector **out)
 		return err;
 	}
 	/* Raw tracepoints give no BTF task pointer, so no task storage there. */
+	err = -ENOTSUP;
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		if ((o->attach != ATTACH_AUTO && o->attach != modes[i].a) ||
 		    (o->store != STORE_AUTO && o->store != modes[i].s))
 			continue;
 		if (modes[i].s == STORE_TASK &&
 		    libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) != 1) {
-			log_debug("no task storage in this kernel");
+			log_info("no task storage in this kernel: tasks are kept in a hash map");
 			continue;
 		}
+		load_refusal[0] = '\0';
+		tried++;
 		c->skel = load(o, c->nr_cpus, c->nr_slots, modes[i].a, modes[i].s,
 			       c->pmu_source != PMU_SOURCE_OFF);
 		if (!c->skel) {
 			err = -errno;
-			log_debug("load as %s with task %s failed: %s",
-				  modes[i].a == ATTACH_TP_BTF ? "tp_btf" : "raw_tp",
-				  modes[i].s == STORE_TASK ? "storage" : "hash", strerror(errno));
+			/* A fallback changes what runs on every switch: say so, and why. */
+			log_info("loading as %s with task %s failed: %s%s%s%s",
+				 attach_name(modes[i].a), store_name(modes[i].s), strerror(errno),
+				 load_refusal[0] ? " (verifier: " : "", load_refusal,
+				 load_refusal[0] ? ")" : "");
 			if (err == -EPERM)
 				break;
 			continue;
 		}
 		c->attach = modes[i].a;
 		c->store = modes[i].s;
+		c->observe_fd = bpf_program__fd(modes[i].s == STORE_TASK ? c->skel->progs.observe_btf :
+					      c->skel->progs.observe_raw);
 		break;
 	}
 	if (!c->skel) {
-		if (err == -EPERM)
+		if (!tried)
+			log_err("no way to load the BPF collector matches --attach %s --task-store %s "
+				"on this kernel (raw_tp keeps tasks in a hash map; task storage needs "
+				"a kernel that has it)", attach_name(o->attach), store_name(o->store));
+		else if (err == -EPERM)
 			log_err("loading BPF was refused (EPERM): BPF is not permitted here "
 				"(lockdown, kernel.unprivileged_bpf_disabled or a seccomp filter)");
 		else
@@ -490,8 +548,7 @@ int collector_open(const struct collector_opts *o, struct collector **out)
 		return err;
 	}
 	snprintf(c->mode, sizeof(c->mode), "%s+task_%s",
-		 c->attach == ATTACH_TP_BTF ? "tp_btf" : "raw_tp",
-		 c->store == STORE_TASK ? "storage" : "hash");
+		 attach_name(c->attach), store_name(c->store));
 	prime_cpus(c);
 	warm_up(c);
 	*out = c;
@@ -701,15 +758,38 @@ static __u64 clock_mono(void *ctx)
  * on-CPU time there, under the CPU's switch count: a switch between this
  * and the reading of the counters cannot count the stretch twice.
  */
-static void read_running(struct collector *c, struct cpu_running *r)
+static void read_running(struct collector *c, struct sample *s, struct cpu_running *r)
 {
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU);
 	unsigned int cpu;
+	__u64 now = mono_ns(), last;
 
-	for (cpu = 0; cpu < c->nr_cpus; cpu++)
+	s->running_unread = 0;
+	for (cpu = 0; cpu < c->nr_cpus; cpu++) {
+		/*
+		 * Where the stretch is long, see what runs: a switch-in without
+		 * sched_switch would give it to a task that left (a pinned hog,
+		 * 0.45 s of a 0.5 s frame). Shorter ones cost no IPI; an offline
+		 * CPU refuses it and has nothing running.
+		 */
+		last = __atomic_load_n(&c->cpus[cpu].last_switch, __ATOMIC_RELAXED);
+		if (c->observe_fd >= 0 && last && now - last > OBSERVE_MIN_NS) {
+			opts.cpu = cpu;
+			if (bpf_prog_test_run_opts(c->observe_fd, &opts) && errno != ENXIO) {
+				log_info("cannot run the observe program on CPU %u (%s): after a "
+					 "switch the kernel did not report, a running stretch goes "
+					 "to the task that left until the next switch", cpu,
+					 strerror(errno));
+				c->observe_fd = -1;
+			}
+		}
 		if (cpu_running_read(&c->cpus[cpu], c->stats, cpu, c->nr_slots, clock_mono, NULL,
-				     &r[cpu]))
+				     &r[cpu])) {
+			s->running_unread++;
 			log_debug("CPU %u kept switching while read: its running stretch is left "
 				  "to the next sample", cpu);
+		}
+	}
 }
 
 /* Keep @n cells in this sample's pool; their offset there in @off. */
@@ -779,6 +859,8 @@ static int read_container(struct collector *c, const struct slot_ref *r,
 		/* Where it was running, its time up to the moment read with the stretch. */
 		if (running[cpu].slot == r->slot && running[cpu].cgid == r->cgid)
 			cpu_ns = running[cpu].cpu_ns;
+		else if (running[cpu].rec_slot == r->slot && running[cpu].rec_cgid == r->cgid)
+			cpu_ns = running[cpu].rec_cpu_ns;
 		else
 			cpu_ns = __atomic_load_n(&v->cpu_ns, __ATOMIC_RELAXED);
 		fold(cs, v, cpu_ns, epoch);
@@ -816,7 +898,7 @@ static int sample_once(struct collector *c, struct sample *s, __u64 epoch)
 	/* Before any entry is read: a slot cleared for reuse after it is stamped later. */
 	listed = mono_ns();
 	s->mono_ns = listed;
-	read_running(c, running);
+	read_running(c, s, running);
 	n = read_slots(c);
 	if (n < 0)
 		return n;
@@ -885,3 +967,19 @@ int collector_cpu_state(struct collector *c, unsigned int cpu, struct cpu_state 
 	return 0;
 }
 
+const char *collector_event_name(unsigned int cnt)
+{
+	static const char *const kinds[CNT_NR] = {
+		[CNT_SLOTS_FULL] = "container_slots_full",
+		[CNT_TASK_FULL] = "task_map_full",
+		[CNT_WAIT_UNSEEN_CPU] = "wait_unseen_cpu",
+		[CNT_WAIT_STALE] = "wait_stale",
+		[CNT_WAIT_STALE_DROPPED] = "wait_stale_dropped",
+		[CNT_SWITCH_MISSED] = "switch_missed",
+		[CNT_LONG_WAITS] = "long_wait",
+		[CNT_EVENTS_DROPPED] = "long_wait_record_rate_limited",
+		[CNT_EVENTS_RB_FULL] = "long_wait_record_ringbuf_full",
+	};
+
+	return cnt < CNT_NR && kinds[cnt] ? kinds[cnt] : "unknown";
+}

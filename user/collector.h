@@ -52,6 +52,9 @@ int collector_poll(struct collector *c, int timeout_ms);
 /* What the counters read: PMU_SOURCE_OFF when there are none. */
 enum pmu_source collector_pmu_source(const struct collector *c);
 
+/* The name of BPF counter @cnt (enum koord_counter), e.g. "container_slots_full". */
+const char *collector_event_name(unsigned int cnt);
+
 /* The per-CPU state (waiting-task counts), for invariant checks. */
 int collector_cpu_state(struct collector *c, unsigned int cpu, struct cpu_state *out);
 unsigned int collector_nr_cpus(const struct collector *c);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "classify.h"
+#include "collector.h"
 #include "exporter.h"
 #include "hist.h"
 #include "report.h"
@@ -337,23 +338,6 @@ static void family(struct sb *b, const char *name, const char *type, const char 
 	sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-const char *exporter_counter_kind(unsigned int cnt)
-{
-	static const char *const kinds[CNT_NR] = {
-		[CNT_SLOTS_FULL] = "container_slots_full",
-		[CNT_TASK_FULL] = "task_map_full",
-		[CNT_WAIT_UNSEEN_CPU] = "wait_unseen_cpu",
-		[CNT_WAIT_STALE] = "wait_stale",
-		[CNT_WAIT_STALE_DROPPED] = "wait_stale_dropped",
-		[CNT_SWITCH_MISSED] = "switch_missed",
-		[CNT_LONG_WAITS] = "long_wait",
-		[CNT_EVENTS_DROPPED] = "long_wait_record_rate_limited",
-		[CNT_EVENTS_RB_FULL] = "long_wait_record_ringbuf_full",
-	};
-
-	return cnt < CNT_NR && kinds[cnt] ? kinds[cnt] : "unknown";
-}
-
 /* cgroup="...",qos="...",pod_uid="...",container_id="..."[,namespace="...",pod="..."] */
 static char *container_labels(const struct container *c)
 {
@@ -498,11 +482,15 @@ static int render(const struct exporter *e, const struct sample *s, const struct
 	       "Walks of the cgroup hierarchy (at start, when unknown containers appear, and periodically).");
 	sb_printf(&b, "koord_bpf_cgroup_scans_total %llu\n", (unsigned long long)info->scans);
 
+	family(&b, "koord_bpf_journal_values_set_aside", "gauge",
+	       "Values of a past run's journal that could not be restored at start (kept aside in the state dir).");
+	sb_printf(&b, "koord_bpf_journal_values_set_aside %u\n", info->journal_set_aside);
+
 	family(&b, "koord_bpf_collector_events_total", "counter",
 	       "Collector events by kind: unaccounted events, dropped waits, missed switches, long waits and their records.");
 	for (k = 0; k < CNT_NR; k++) {
 		sb_printf(&b, "koord_bpf_collector_events_total{kind=\"%s\"} ",
-			  exporter_counter_kind(k));
+			  collector_event_name(k));
 		put_u64(&b, s->counters[k]);
 		sb_puts(&b, "\n");
 	}

@@ -48,6 +48,7 @@ struct exporter_info {
 	double period_s;		/* configured period, 0: not exposed */
 	double last_period_s;		/* time spent on the last period's work, < 0: not exposed */
 	__u64 scans;			/* container table walks so far */
+	unsigned int journal_set_aside;	/* values of a past run's journal not restored at start */
 };
 
 /*
@@ -93,8 +94,5 @@ int exporter_render_to(const struct exporter *e, const struct sample *s, const s
  * Returns the length written (at most 3 * strlen(v)), NUL-terminated.
  */
 size_t exporter_escape_label(char *buf, const char *v);
-
-/* The collector counter's kind label, e.g. "container_slots_full". */
-const char *exporter_counter_kind(unsigned int cnt);
 
 #endif

@@ -522,9 +522,15 @@ static bool restore_done(int ret)
 	return !ret || ret == -ENOENT || ret == -ENODEV;
 }
 
+/*
+ * Refusals that a later pass may not meet: a v1 cpuset child wider than its
+ * parent is EACCES (measured on 6.18; the policy narrows children first, so
+ * the journal lists them first), a parent narrower than a child EBUSY, and
+ * EINVAL where a kernel says neither.
+ */
 static bool restore_retry(int ret)
 {
-	return ret == -EINVAL || ret == -EBUSY;
+	return ret == -EINVAL || ret == -EBUSY || ret == -EACCES;
 }
 
 /* One pass over the pending entries; returns how many were done in it. */

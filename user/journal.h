@@ -54,8 +54,8 @@ const char *journal_original(const struct journal *j, const char *path);
 int journal_record(struct journal *j, const char *path, const char *value);
 /*
  * Put back every original value through @restore (the writer's raw write),
- * retrying in further passes those refused with EINVAL (a cpuset parent
- * must widen before its child), then remove the journal file. Files that
+ * retrying in further passes those refused with EACCES, EBUSY or EINVAL (a
+ * cpuset parent must widen before its child), then remove the journal file. Files that
  * vanished (ENOENT, ENODEV) count as restored. Returns the number of values
  * that could not be restored (they stay in the file for the next start, in
  * their order), or -ENOMEM. Up to 4 passes, stopping at one that restores

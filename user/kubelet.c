@@ -11,11 +11,18 @@
 #include "kubelet.h"
 #include "log.h"
 
+/* What a pod was warned about, once each. */
+enum pod_warning { WARN_UNKNOWN_QOS = 1, WARN_ONLINE_UNDER_BE = 2 };
+
 struct kubelet {
 	struct poller *p;
-	/* uids whose unknown qosClass was logged (only the daemon's thread touches it) */
-	char (*warned)[64];
+	/* pods warned about (only the daemon's thread touches it) */
+	struct warned {
+		char uid[64];
+		unsigned int said;	/* enum pod_warning bits */
+	} *warned;
 	size_t nwarned;
+	size_t online_under_be;	/* cgroups (pod's, containers') whose online label the last apply ignored */
 };
 
 static int parse(const char *text, size_t len, void *out, char *err, size_t errlen)
@@ -63,22 +70,26 @@ unsigned long kubelet_generation(struct kubelet *k)
 	return poller_generation(k->p);
 }
 
-/* Koordinator refuses an unknown qosClass; say so once per pod. */
-static void warn_unknown(struct kubelet *k, const struct pod_meta *p)
+/* Is this the first time @p gets warning @w? Remembered (as far as memory allows). */
+static bool first_warning(struct kubelet *k, const struct pod_meta *p, enum pod_warning w)
 {
+	struct warned *v;
 	size_t i;
-	void *v;
 
 	for (i = 0; i < k->nwarned; i++)
-		if (!strcmp(k->warned[i], p->uid))
-			return;
-	log_err("pod %s/%s (%s): unknown koordinator.sh/qosClass \"%s\"; its containers count as "
-		"unclassified", p->namespace, p->name, p->uid, p->qos_label_raw);
+		if (!strcmp(k->warned[i].uid, p->uid)) {
+			if (k->warned[i].said & w)
+				return false;
+			k->warned[i].said |= w;
+			return true;
+		}
 	v = realloc(k->warned, (k->nwarned + 1) * sizeof(*k->warned));
-	if (!v)
-		return;
-	k->warned = v;
-	snprintf(k->warned[k->nwarned++], sizeof(*k->warned), "%s", p->uid);
+	if (v) {
+		k->warned = v;
+		snprintf(v[k->nwarned].uid, sizeof(v->uid), "%s", p->uid);
+		v[k->nwarned++].said = w;
+	}
+	return true;
 }
 
 /* Koordinator's features behind koord-bpf's eviction reasons. */
@@ -117,9 +128,24 @@ static void apply(const void *v, void *ctx)
 			continue;
 		snprintf(id->namespace, sizeof(id->namespace), "%s", p->namespace);
 		snprintf(id->pod_name, sizeof(id->pod_name), "%s", p->name);
-		if (p->qos_label == KC_UNCLASSIFIED)
-			warn_unknown(a->k, p);
-		if (p->qos_label >= 0 && id->qos != (enum koord_class)p->qos_label) {
+		/* Koordinator refuses an unknown qosClass */
+		if (p->qos_label == KC_UNCLASSIFIED && first_warning(a->k, p, WARN_UNKNOWN_QOS))
+			log_err("pod %s/%s (%s): unknown koordinator.sh/qosClass \"%s\"; its "
+				"containers count as unclassified", p->namespace, p->name, p->uid,
+				p->qos_label_raw);
+		/*
+		 * A label is the pod's own word: one that claims online under the
+		 * besteffort cgroup (in the SCHED_IDLE BE root, with BE's share)
+		 * would make it a victim that gets other tenants' BE work throttled
+		 * and killed. It stays BE.
+		 */
+		if (p->qos_label >= 0 && KC_IS_ONLINE(p->qos_label) && id->qos == KC_BE) {
+			a->k->online_under_be++;
+			if (first_warning(a->k, p, WARN_ONLINE_UNDER_BE))
+				log_warn("pod %s/%s (%s): koordinator.sh/qosClass \"%s\" ignored: the "
+					 "pod is BestEffort (its cgroup is under besteffort); it counts "
+					 "as BE", p->namespace, p->name, p->uid, p->qos_label_raw);
+		} else if (p->qos_label >= 0 && id->qos != (enum koord_class)p->qos_label) {
 			id->qos = p->qos_label;
 			a->changed++;
 		}
@@ -135,6 +161,7 @@ size_t kubelet_apply(struct kubelet *k, struct container_table *t)
 {
 	struct apply a = { .k = k, .t = t };
 
+	k->online_under_be = 0;
 	poller_with(k->p, apply, &a);
 	return a.changed;
 }
@@ -187,4 +214,9 @@ bool kubelet_status(struct kubelet *k, char *why, size_t len)
 void kubelet_metrics(struct kubelet *k, FILE *f)
 {
 	poller_metrics(k->p, f);
+	fprintf(f, "# HELP koord_bpf_kubelet_qos_labels_ignored Cgroups of BestEffort pods (the pod's "
+		   "and its containers') whose online koordinator.sh/qosClass label was ignored at "
+		   "the last walk.\n"
+		   "# TYPE koord_bpf_kubelet_qos_labels_ignored gauge\n"
+		   "koord_bpf_kubelet_qos_labels_ignored %zu\n", k->online_under_be);
 }

@@ -12,8 +12,9 @@
 
 struct poller {
 	const struct poll_kind *kind;
-	struct http_opts o;
+	struct http_opts o;	/* its strings are the poller's own: a reload frees the config's */
 	char url[1024];
+	char *token_file, *ca_file;
 	pthread_t th;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -125,9 +126,22 @@ int poller_start(const struct poll_kind *kind, const struct http_opts *o, struct
 		return -ENOMEM;
 	p->kind = kind;
 	p->o = *o;
+	p->o.url = NULL;	/* expanded into p->url */
+	p->token_file = o->token_file ? strdup(o->token_file) : NULL;
+	p->ca_file = o->ca_file ? strdup(o->ca_file) : NULL;
+	p->o.token_file = p->token_file;
+	p->o.ca_file = p->ca_file;
+	if ((o->token_file && !p->token_file) || (o->ca_file && !p->ca_file)) {
+		free(p->token_file);
+		free(p->ca_file);
+		free(p);
+		return -ENOMEM;
+	}
 	r = http_expand_url(o->url, p->url, sizeof(p->url), err, sizeof(err));
 	if (r) {
 		log_err("%s: %s", kind->name, err);
+		free(p->token_file);
+		free(p->ca_file);
 		free(p);
 		return r;
 	}
@@ -166,6 +180,8 @@ void poller_stop(struct poller *p)
 	drop(p);
 	pthread_cond_destroy(&p->wake);
 	pthread_mutex_destroy(&p->lock);
+	free(p->token_file);
+	free(p->ca_file);
 	free(p);
 }
 

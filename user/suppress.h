@@ -88,5 +88,12 @@ int cpuset_choose(const struct cpu_topo *t, const cpu_set_t *cand, int n, cpu_se
  */
 int cpuset_parse(const char *s, cpu_set_t *out);
 int cpuset_format(const cpu_set_t *set, char *buf, size_t len);
+/*
+ * Room for any cpuset's text, with its newline and NUL: every CPU of
+ * CPU_SETSIZE as its own number or range takes under 8 bytes ("1021-1022,").
+ * A fixed 1 KiB once cut a large machine's list, and the BE pool fell back
+ * to every online CPU.
+ */
+#define CPUSET_TEXT_MAX	(8 * CPU_SETSIZE)
 
 #endif

@@ -262,6 +262,7 @@ int window_compute(const struct sample *a, const struct sample *b, struct window
 	w->dur_ns = b->mono_ns - a->mono_ns;
 	for (i = 0; i < CNT_NR; i++)
 		w->counters[i] = delta(a->counters[i], b->counters[i]);
+	w->running_unread = b->running_unread;
 	if (!b->n)
 		return 0;
 	w->v = calloc(b->n, sizeof(*w->v));

@@ -38,6 +38,7 @@ struct sample {
 	__u64 mono_end_ns;	/* ... and just after */
 	enum pmu_source pmu_source;	/* PMU_SOURCE_OFF: no counters */
 	__u64 counters[CNT_NR];
+	__u32 running_unread;	/* CPUs whose running stretch was left to the next sample */
 	struct cg_sample *v;
 	size_t n, cap;
 	struct cg_cpu_part *pc;
@@ -68,6 +69,7 @@ struct cg_window {
 struct window {
 	__u64 dur_ns;
 	__u64 counters[CNT_NR];
+	__u32 running_unread;	/* at its end, as in struct sample */
 	struct cg_window *v;
 	size_t n;
 	struct hist_cell *cells;	/* every container's hist, one after another */

@@ -27,6 +27,9 @@ check "bad --class rule" errors_with 'unknown QoS "FOO"' $bin -d 1 --class '/x*=
 check "--class without =" errors_with 'bad --class rule' $bin -d 1 --class nothing
 check "unknown cgroup root" errors_with '/nonexistent' $bin -d 1 --cgroup-root /nonexistent
 check "a cgroup root that is no cgroup" errors_with '/tmp' $bin -d 1 --cgroup-root /tmp
+check "a load mode nothing matches (raw_tp has no task storage) is refused, no crash" \
+	errors_with 'no way to load the BPF collector matches --attach raw_tp --task-store storage' \
+	$bin -d 1 --attach raw_tp --task-store storage
 check "nothing attached before" detached
 
 json=$($bin -d 1 --json 2>/dev/null)

@@ -54,8 +54,9 @@ lse=$rel/kubepods/burstable/pod11111111-0000-0000-0000-000000000002/c1	# qosClas
 typo=$rel/kubepods/burstable/pod11111111-0000-0000-0000-000000000004/c4	# qosClass "lse"
 batch=$rel/kubepods/besteffort/pod11111111-0000-0000-0000-000000000003/c3	# koord-batch
 etl=$rel/kubepods/burstable/pod11111111-0000-0000-0000-000000000007/c7	# LS, koord-batch
+promoted=$rel/kubepods/besteffort/pod11111111-0000-0000-0000-000000000008/c8	# BestEffort, "LS"
 yarn=$rel/hadoop-yarn/container_e02_1700000000000_0042_03_000007
-for c in "$lse" "$typo" "$batch" "$yarn"; do
+for c in "$lse" "$typo" "$batch" "$yarn" "$promoted"; do
 	mkdir -p "$root$c"
 	# mostly asleep: it runs and waits every few ms without loading the machine
 	(echo 0 > "$root$c/cgroup.procs" && exec timeout 120 sh -c 'while :; do sleep 0.005; done') &
@@ -83,12 +84,17 @@ check "the daemon starts and reads the kubelet" until_true 30 scrape
 sleep 1.5	# the next walk applies the list, NodeManager's too
 curl -s --max-time 5 -o "$tmp/m" "$url/metrics"
 check "the exposition is valid" python3 tests/bpf/promcheck.py --prefix koord_bpf_ "$tmp/m"
-check "7 pods listed" [ "$(metric "$tmp/m" koord_bpf_kubelet_pods)" = 7 ]
+check "8 pods listed" [ "$(metric "$tmp/m" koord_bpf_kubelet_pods)" = 8 ]
 check "qosClass LSE overrides burstable; namespace and pod labels" grep -qF \
 	"koord_bpf_cpu_seconds_total{cgroup=\"$lse\",qos=\"LSE\",pod_uid=\"11111111-0000-0000-0000-000000000002\",container_id=\"c1\",namespace=\"default\",pod=\"cache\"} " "$tmp/m"
 check "an unknown qosClass is unclassified, not online" grep -qF \
 	"koord_bpf_cpu_seconds_total{cgroup=\"$typo\",qos=\"UNCLASSIFIED\"," "$tmp/m"
 check "... and logged once" [ "$(grep -c 'unknown koordinator.sh/qosClass "lse"' "$tmp/daemon.err")" = 1 ]
+check "a BestEffort pod's own label \"LS\" is ignored: it stays BE" grep -qF \
+	"koord_bpf_cpu_seconds_total{cgroup=\"$promoted\",qos=\"BE\"," "$tmp/m"
+check "... counted (the pod's cgroup and its container's)" \
+	[ "$(metric "$tmp/m" koord_bpf_kubelet_qos_labels_ignored)" = 2 ]
+check "... and logged once" [ "$(grep -c 'qosClass "LS" ignored: the pod is BestEffort' "$tmp/daemon.err")" = 1 ]
 check "NodeManager listed its containers" [ "$(metric "$tmp/m" koord_bpf_nodemanager_containers)" = 2 ]
 
 curl -s --max-time 5 -o "$tmp/api.json" "$url/api/containers"
@@ -126,8 +132,8 @@ check "the exposition is still valid" python3 tests/bpf/promcheck.py --prefix ko
 
 kill -TERM $daemon; wait $daemon; rc=$?
 check "SIGTERM: exit 0" [ "$rc" -eq 0 ]
-check "no error on stderr but the qosClass one" bash -c \
-	'! grep -v "unknown koordinator.sh/qosClass\|kubelet: https://" "$1" | grep -qi "error\|warn" || { cat "$1"; false; }' \
+check "no error on stderr but the qosClass ones" bash -c \
+	'! grep -v "unknown koordinator.sh/qosClass\|qosClass \"LS\" ignored\|kubelet: https://" "$1" | grep -qi "error\|warn" || { cat "$1"; false; }' \
 	_ "$tmp/daemon.err"
 echo "test_cluster: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

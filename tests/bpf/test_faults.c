@@ -4,8 +4,9 @@
  * hog in kubepods-shaped cgroups, enforcement on):
  * - a state dir that is full (the journal cannot be written) or read-only:
  *   the cgroup must stay unchanged and the log must say why;
- * - a corrupt or truncated journal, or one naming a file outside the roots:
- *   the start is refused with the reason and nothing is restored from it;
+ * - a corrupt or truncated journal: the start is refused with the reason and
+ *   nothing is restored from it; one naming a file outside the roots: that
+ *   value is set aside, the others restored, and the daemon starts;
  * - kill -9 at a random moment while the daemon acts, 20 times, each followed
  *   by a start with enforcement off: the journal alone must put every value
  *   back;
@@ -13,6 +14,7 @@
  *   enforcement, every value is restored;
  * - once running, the daemon holds only the capabilities it still uses.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -174,11 +176,10 @@ static void bad_journal(const char *what, const char *text, const char *reason)
 
 static void test_bad_journals(void)
 {
-	char text[6 * PATH_MAX], idle[2 * PATH_MAX + 16], other[2 * PATH_MAX + 16];
+	char text[6 * PATH_MAX], idle[2 * PATH_MAX + 16];
 
 	/* had any of these been read leniently, a cpu.idle would now read 1 */
 	snprintf(idle, sizeof(idle), "%s%s/cpu.idle", hier.root, tree_path(&hier, BE_ROOT));
-	snprintf(other, sizeof(other), "%s%s/cpu.idle", hier.root, tree_path(&hier, OTHER_BE));
 	snprintf(text, sizeof(text),
 		 "{\"version\": 1, \"entries\": [{\"path\": \"%s\", \"value\": \"1\"}, {\"path\": \"/sys",
 		 idle);
@@ -190,9 +191,76 @@ static void test_bad_journals(void)
 	snprintf(text, sizeof(text), "{\"version\": 2, \"entries\": [{\"path\": \"%s\", \"value\": \"1\"}]}",
 		 idle);
 	bad_journal("future version", text, "version: want 1");
-	snprintf(text, sizeof(text), "{\"version\": 1, \"entries\": [{\"path\": \"%s\", \"value\": \"1\"}]}",
-		 other);
-	bad_journal("outside cgroupRoots", text, "could not be restored (outside cgroupRoots");
+}
+
+/*
+ * A journal holding a value no retry can restore (outside cgroupRoots, as
+ * after a config change) beside one that can: the latter is put back, the
+ * former set aside in the state dir with a log line and a metric, and the
+ * daemon starts. Refusing to start refused forever: a crash loop.
+ */
+static void test_set_aside(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16], aside[PATH_MAX + 300], text[6 * PATH_MAX];
+	char idle[2 * PATH_MAX + 16], other[2 * PATH_MAX + 16], orig[32] = "", *metrics;
+	struct dirent *de;
+	pid_t pid;
+	DIR *dd;
+	int fd, rc, tries;
+
+	snprintf(idle, sizeof(idle), "%s%s/cpu.idle", hier.root, tree_path(&hier, BE_ROOT));
+	snprintf(other, sizeof(other), "%s%s/cpu.idle", hier.root, tree_path(&hier, OTHER_BE));
+	fd = open(idle, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		rc = read(fd, orig, sizeof(orig) - 1);
+		orig[rc > 0 ? rc : 0] = '\0';
+		orig[strcspn(orig, "\n")] = '\0';
+		close(fd);
+	}
+	snprintf(dir, sizeof(dir), "%s/set-aside", base);
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/journal", dir);
+	snprintf(text, sizeof(text), "{\"version\": 1, \"entries\": [{\"path\": \"%s\", \"value\": "
+		 "\"%s\"}, {\"path\": \"%s\", \"value\": \"1\"}]}", idle, orig, other);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		check(false, "set aside: journal written");
+	if (fd >= 0)
+		close(fd);
+	config(false, dir, "", "");
+	pid = start();
+	if (!check(logged("serving http", 15000), "a value outside cgroupRoots: the daemon starts"))
+		show_log();
+	check(logged("1 values of the last run could not be restored (outside cgroupRoots, or "
+		     "unwritable): set aside in", 0), "... and says the value was set aside");
+	/* the exposition exists from the first period on */
+	metrics = malloc(1 << 20);
+	for (rc = 0, tries = 0; metrics && !rc && tries < 100; tries++) {
+		rc = http_get(port, "/metrics", metrics, 1 << 20) == 200 &&
+		     strstr(metrics, "\nkoord_bpf_journal_values_set_aside ");
+		if (!rc)
+			sleep_ms(100);
+	}
+	check(rc && strstr(metrics, "\nkoord_bpf_journal_values_set_aside 1\n"),
+	      "... and counts it (koord_bpf_journal_values_set_aside 1)");
+	free(metrics);
+	rc = daemon_stop(pid, SIGTERM);
+	check(rc == 0, "... and stops cleanly (exit %d)", rc);
+	check(all_original(), "the value inside the roots was put back, nothing else written");
+	aside[0] = '\0';
+	dd = opendir(dir);
+	while (dd && (de = readdir(dd)))
+		if (!strncmp(de->d_name, "journal.set-aside.", 18))
+			snprintf(aside, sizeof(aside), "%s/%s", dir, de->d_name);
+	if (dd)
+		closedir(dd);
+	check(aside[0] && file_has(aside, other, 0) && !file_has(aside, idle, 0),
+	      "the set-aside file holds the value outside the roots, only it");
+	check(access(path, F_OK), "no journal is left to replay at the next start");
+	if (aside[0])
+		unlink(aside);
+	unlink(path);
+	remove_dir(dir);
 }
 
 /* The start after a crash, enforcement off: the replay alone restores; its exit status. */
@@ -342,6 +410,7 @@ int main(void)
 	before = snap = cgroup_snapshot(&hier);
 	test_state_dir();
 	test_bad_journals();
+	test_set_aside();
 	test_reload();
 	test_kill9();
 	free(snap);

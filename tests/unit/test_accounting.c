@@ -26,6 +26,7 @@ struct fake_cpu {
 	struct cg_cpu_stats row[NR_SLOTS];
 	__u64 clock;		/* the fake clock the reader sees */
 	int switch_at_read;	/* switches to make inside the reader's clock read */
+	__u64 preempt_ns;	/* the reader loses the CPU this long at its next clock read */
 };
 
 /* What sched.bpf.c's switch does to the reader's fields: seq odd, charge, seq even. */
@@ -50,7 +51,8 @@ static __u64 fake_clock(void *ctx)
 		f->switch_at_read--;
 		fake_switch(&f->cs, f->row, now);
 	}
-	f->clock += 1000;
+	f->clock += 1000 + f->preempt_ns;
+	f->preempt_ns = 0;
 	return now;
 }
 
@@ -87,6 +89,87 @@ static void running_stretch_counted_once(void **state)
 	/* the switch at 11000 is seen, the read repeated at 12000 */
 	assert_int_equal(r.cpu_ns, 5000 + 12000 - 1000);
 	assert_int_equal(f.row[HOG_SLOT].cpu_ns, 5000 + 11000 - 1000);
+}
+
+/*
+ * A reader caught by two switches with a preemption between them (3 ms, as
+ * a loaded machine gives) reads again: a time limit alone gave up after the
+ * second try and left a hog's whole stretch out of the sample.
+ */
+static void running_read_survives_a_preempted_reader(void **state)
+{
+	struct fake_cpu f;
+	struct cpu_running r;
+
+	fake_hog(&f);
+	f.switch_at_read = 2;
+	f.preempt_ns = 3000000;
+	assert_int_equal(cpu_running_read(&f.cs, f.row, 0, NR_SLOTS, fake_clock, &f, &r), 0);
+	assert_int_equal(r.cgid, HOG_CGID);
+	assert_int_equal(r.cpu_ns, 5000 + (f.clock - 1000) - 1000);
+}
+
+/*
+ * The hog's switch-in emitted no sched_switch: the state still names task A
+ * (slot HOG_SLOT), switched in at 1000, while the observe program saw B
+ * (slot 2) running, 6000 by its own clock at 9000, and A's own last run
+ * 1500 long. B's clock lags (it is brought up to date at ticks): B ran the
+ * 6500 after A. Read at 11000: B's part is 8500, A's 1500, as on_switch will
+ * charge them when B leaves. Were B's clock more than a tick short of that,
+ * a third task ran unseen between them: B gets its own clock's part only,
+ * and the gap is neither's. Once a switch came after the observation
+ * (another count), it says nothing.
+ */
+static void running_stretch_split_when_a_switch_was_unseen(void **state)
+{
+	struct fake_cpu f;
+	struct cpu_running r;
+
+	fake_hog(&f);
+	f.cs.cur_task = 0xa000;
+	f.row[2].cpu_ns = 700;
+	f.cs.obs_seq = f.cs.seq;
+	f.cs.obs_task = 0xb000;
+	f.cs.obs_slot = 2;
+	f.cs.obs_cgid = 4343;
+	f.cs.obs_at = 9000;
+	f.cs.obs_run = 6000;
+	f.cs.obs_rec_run = 1500;
+	assert_int_equal(cpu_running_read(&f.cs, f.row, 0, NR_SLOTS, fake_clock, &f, &r), 0);
+	assert_int_equal(r.cgid, 4343);
+	assert_int_equal(r.slot, 2);
+	assert_int_equal(r.cpu_ns, 700 + 8500);
+	assert_int_equal(r.rec_cgid, HOG_CGID);
+	assert_int_equal(r.rec_slot, HOG_SLOT);
+	assert_int_equal(r.rec_cpu_ns, 5000 + 1500);
+
+	/* seen 20 ms after A's switch-in: B's clock says 9 ms, A's 1500 ns; 11 ms unaccounted */
+	f.clock = 20001000 + 2000;
+	f.cs.obs_at = 20001000;
+	f.cs.obs_run = 9000000;
+	assert_int_equal(cpu_running_read(&f.cs, f.row, 0, NR_SLOTS, fake_clock, &f, &r), 0);
+	assert_int_equal(r.cpu_ns, 700 + 9000000 + 2000);
+	assert_int_equal(r.rec_cpu_ns, 5000 + 1500);
+	f.cs.obs_at = 9000;
+	f.cs.obs_run = 6000;
+
+	/* idle was running (no container): A keeps its own run, nothing else is charged */
+	f.clock = 11000;
+	f.cs.obs_slot = 0;
+	f.cs.obs_cgid = 0;
+	f.cs.obs_run = 0;
+	assert_int_equal(cpu_running_read(&f.cs, f.row, 0, NR_SLOTS, fake_clock, &f, &r), 0);
+	assert_int_equal(r.cgid, 0);
+	assert_int_equal(r.cpu_ns, 0);
+	assert_int_equal(r.rec_cpu_ns, 5000 + 1500);
+
+	/* the observation is of an earlier state: the stretch is the recorded task's */
+	f.clock = 11000;
+	f.cs.obs_seq = f.cs.seq + 2;
+	assert_int_equal(cpu_running_read(&f.cs, f.row, 0, NR_SLOTS, fake_clock, &f, &r), 0);
+	assert_int_equal(r.cgid, HOG_CGID);
+	assert_int_equal(r.cpu_ns, 5000 + 11000 - 1000);
+	assert_int_equal(r.rec_cgid, 0);
 }
 
 /* A CPU caught switching at every read gives up, with nothing counted. */
@@ -344,6 +427,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(running_stretch_counted_once),
+		cmocka_unit_test(running_read_survives_a_preempted_reader),
+		cmocka_unit_test(running_stretch_split_when_a_switch_was_unseen),
 		cmocka_unit_test(running_gives_up_on_a_busy_cpu),
 		cmocka_unit_test(running_read_against_a_switching_cpu),
 		cmocka_unit_test(epoch_max_is_of_its_epoch),

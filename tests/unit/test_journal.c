@@ -419,7 +419,7 @@ static void test_restore_retries(void **state)
 	struct fixture *fx = *state;
 	struct script s[] = {
 		S("/a", 0, 0),
-		S("/b", -EINVAL, 0),		/* a cpuset child before its parent */
+		S("/b", -EACCES, 0),		/* a v1 cpuset child before its parent */
 		S("/c", -ENOENT, 0),		/* vanished: as good as restored */
 		S("/d", -ENODEV, 0),
 	};
@@ -438,7 +438,7 @@ static void test_restore_leaves(void **state)
 {
 	struct fixture *fx = *state;
 	struct script s[] = {
-		S("/a", -EACCES, 0),		/* kept at once */
+		S("/a", -EPERM, 0),		/* kept at once */
 		S("/b", 0, 0),
 		S("/c", -EBUSY, -EBUSY),	/* retried while passes make progress */
 		S("/d", -EROFS, 0),

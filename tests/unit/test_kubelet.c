@@ -142,7 +142,7 @@ static void test_fetch(void **state)
 	/* the CA and the token: the recorded list */
 	assert_int_equal(get(&o, "/pods", &body, &len, err), 0);
 	assert_int_equal(pods_parse(body, len, &l, err, sizeof(err)), 0);
-	assert_int_equal(l.n, 7);
+	assert_int_equal(l.n, 8);
 	pods_free(&l);
 	free(body);
 
@@ -214,7 +214,7 @@ static void put(struct container_table *t, const char *path)
 /* The poller: the list arrives, the labels override the cgroup classes; an unreachable kubelet is down. */
 static void test_poller(void **state)
 {
-	struct container cs[5];
+	struct container cs[6];
 	struct container_table t = { .v = cs };
 	char url[128], why[256], *buf = NULL;
 	struct http_opts o = opts(env.cert, env.token);
@@ -228,6 +228,7 @@ static void test_poller(void **state)
 	put(&t, "/kubepods/pod11111111-0000-0000-0000-000000000001/c");		/* no label */
 	put(&t, "/kubepods/burstable/pod99999999-0000-0000-0000-000000000000/c");	/* not listed */
 	put(&t, "/kubepods/besteffort/pod11111111-0000-0000-0000-000000000003/c");	/* opted out */
+	put(&t, "/kubepods/besteffort/pod11111111-0000-0000-0000-000000000008/c");	/* "LS" */
 	snprintf(url, sizeof(url), "https://127.0.0.1:%d/pods", env.port);
 	o.url = url;
 	assert_int_equal(kubelet_start(&o, &k), 0);
@@ -252,12 +253,16 @@ static void test_poller(void **state)
 	assert_int_equal(cs[1].ident.qos, KC_UNCLASSIFIED);
 	assert_int_equal(cs[2].ident.qos, KC_LSR);
 	assert_int_equal(cs[3].ident.qos, KC_LS);
+	/* a BestEffort pod's own "LS" label: ignored, it stays BE (and is counted) */
+	assert_int_equal(cs[5].ident.qos, KC_BE);
+	assert_string_equal(cs[5].ident.pod_name, "self-promoted");
 	assert_int_equal(kubelet_apply(k, &t), 0);	/* nothing left to change */
 	f = open_memstream(&buf, &len);
 	kubelet_metrics(k, f);
 	fclose(f);
 	assert_non_null(strstr(buf, "\nkoord_bpf_kubelet_up 1\n"));
-	assert_non_null(strstr(buf, "\nkoord_bpf_kubelet_pods 7\n"));
+	assert_non_null(strstr(buf, "\nkoord_bpf_kubelet_pods 8\n"));
+	assert_non_null(strstr(buf, "\nkoord_bpf_kubelet_qos_labels_ignored 1\n"));
 	free(buf);
 
 	/* high-priority pods without a pod cgroup count at request: only "cache" asks for any */
@@ -284,6 +289,63 @@ static void test_poller(void **state)
 	assert_false(kubelet_status(down, why, sizeof(why)));
 	assert_non_null(strstr(why, "https://127.0.0.1:1/pods"));
 	kubelet_stop(down);
+}
+
+/* Polls of @k by result, from its metrics. */
+static void polls(struct kubelet *k, unsigned long long *ok, unsigned long long *bad)
+{
+	char *buf = NULL, *at;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	kubelet_metrics(k, f);
+	fclose(f);
+	at = strstr(buf, "koord_bpf_kubelet_polls_total{result=\"ok\"} ");
+	assert_non_null(at);
+	*ok = strtoull(strchr(at, ' ') + 1, NULL, 10);
+	at = strstr(buf, "koord_bpf_kubelet_polls_total{result=\"error\"} ");
+	assert_non_null(at);
+	*bad = strtoull(strchr(at, ' ') + 1, NULL, 10);
+	free(buf);
+}
+
+/*
+ * A reload frees the config the poller was started from: the poller keeps
+ * its own token and CA paths. Its copy once pointed into the freed config
+ * (a use after free under ASan; here the freed strings are also scribbled
+ * over, so the next poll fails without ASan too).
+ */
+static void test_poller_owns_its_options(void **state)
+{
+	char url[128], *token = strdup(env.token), *ca = strdup(env.cert);
+	struct http_opts o = opts(ca, token);
+	unsigned long long ok0, bad0, ok, bad;
+	struct kubelet *k;
+	int i;
+
+	assert_non_null(token);
+	assert_non_null(ca);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/pods", env.port);
+	o.url = url;
+	o.interval_s = 0.1;
+	assert_int_equal(kubelet_start(&o, &k), 0);
+	for (i = 0; i < 100 && !kubelet_generation(k); i++)
+		usleep(50000);
+	assert_true(kubelet_generation(k) > 0);
+	memset(token, 'x', strlen(token));
+	memset(ca, 'x', strlen(ca));
+	free(token);
+	free(ca);
+	polls(k, &ok0, &bad0);
+	for (i = 0; i < 100; i++) {
+		polls(k, &ok, &bad);
+		if (ok + bad >= ok0 + bad0 + 3)
+			break;
+		usleep(50000);
+	}
+	kubelet_stop(k);
+	assert_true(ok + bad >= ok0 + bad0 + 3);
+	assert_int_equal(bad, bad0);
 }
 
 static void test_nm_parse(void **state)
@@ -361,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_fetch),
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_poller),
+		cmocka_unit_test(test_poller_owns_its_options),
 		cmocka_unit_test(test_nm_parse),
 		cmocka_unit_test(test_nodemanager),
 	};

@@ -45,7 +45,7 @@ static void test_recorded(void **state)
 
 	assert_int_equal(pods_parse(text, len, &l, err, sizeof(err)), 0);
 	/* the item without a uid and the one that is not an object are skipped */
-	assert_int_equal(l.n, 7);
+	assert_int_equal(l.n, 8);
 
 	/* no label: the Kubernetes class decides; priority 9500 is prod */
 	p = pods_find(&l, UID(1));

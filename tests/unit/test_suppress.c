@@ -216,17 +216,29 @@ static void test_cpuset_format(void **state)
 	assert_int_equal(cpuset_parse("0-3,8,10", &set), 0);
 	assert_int_equal(cpuset_format(&set, buf, sizeof(buf)), -ENOSPC);
 	assert_string_equal(buf, "");
-	/* 1024 CPUs, every other one: the longest list */
+	/*
+	 * The longest lists of CPU_SETSIZE CPUs: every other one, and pairs
+	 * with a gap ("0-1,3-4,..."). Both fit the actions' CPUSET_TEXT_MAX
+	 * and come back as they were; neither fit the 1 KiB they once used.
+	 */
 	{
-		static char big[CPU_SETSIZE * 6];
-		int cpu;
+		static char big[CPUSET_TEXT_MAX];
+		cpu_set_t back;
+		int cpu, step, len;
 
-		CPU_ZERO(&set);
-		for (cpu = 0; cpu < CPU_SETSIZE; cpu += 2)
-			CPU_SET(cpu, &set);
-		assert_true(cpuset_format(&set, big, sizeof(big)) > 0);
-		assert_int_equal(cpuset_parse(big, &set), 0);
-		assert_int_equal(CPU_COUNT(&set), CPU_SETSIZE / 2);
+		for (step = 2; step <= 3; step++) {
+			CPU_ZERO(&set);
+			for (cpu = 0; cpu < CPU_SETSIZE; cpu += step) {
+				CPU_SET(cpu, &set);
+				if (step == 3 && cpu + 1 < CPU_SETSIZE)
+					CPU_SET(cpu + 1, &set);
+			}
+			len = cpuset_format(&set, big, sizeof(big));
+			assert_true(len > 1024);
+			assert_true(len + 2 <= CPUSET_TEXT_MAX);	/* with a newline, read back */
+			assert_int_equal(cpuset_parse(big, &back), 0);
+			assert_true(CPU_EQUAL(&set, &back));
+		}
 	}
 }
 
