@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "escape.h"
 #include "top_view.h"
 
 static const struct {
@@ -207,70 +208,6 @@ const char *top_fmt_wait(char *buf, size_t len, __u64 ns, bool utf8)
 	return buf;
 }
 
-/* Length of the valid UTF-8 sequence at @s (a printable one: no C1 controls), 0 if none. */
-static size_t utf8_seq(const unsigned char *s)
-{
-	unsigned int cp, n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
-		return 0;
-	return n;
-}
-
-size_t top_escape(const char *in, char *out, size_t outlen, bool utf8)
-{
-	const unsigned char *s = (const unsigned char *)in;
-	size_t n = 0, k;
-
-	if (!outlen)
-		return 0;
-	while (*s) {
-		char tmp[8];
-		const char *p = tmp;
-
-		k = 1;
-		if (*s == '\\')
-			p = "\\\\";
-		else if (*s == '\n')
-			p = "\\n";
-		else if (*s < 0x20 || *s == 0x7f)
-			snprintf(tmp, sizeof(tmp), "\\x%02x", *s);
-		else if (*s < 0x80) {
-			tmp[0] = *s;
-			tmp[1] = '\0';
-		} else if (utf8 && (k = utf8_seq(s))) {
-			memcpy(tmp, s, k);
-			tmp[k] = '\0';
-		} else {
-			k = 1;
-			snprintf(tmp, sizeof(tmp), "\\x%02x", *s);
-		}
-		if (n + strlen(p) >= outlen)
-			break;
-		memcpy(out + n, p, strlen(p));
-		n += strlen(p);
-		s += k;
-	}
-	out[n] = '\0';
-	return n;
-}
-
 size_t top_width(const char *s)
 {
 	size_t w = 0;
@@ -380,7 +317,7 @@ size_t top_format_row(char *buf, size_t len, const struct top_row *r, bool utf8,
 		  cols[TOP_COL_CPI].width, " ");
 	off = put(buf, len, off, fmt_num(b, sizeof(b), r->mpki, "%.2f"),
 		  cols[TOP_COL_MPKI].width, "  ");
-	top_escape(r->path ? r->path : "?", esc, sizeof(esc), utf8);
+	escape_text(r->path ? r->path : "?", esc, sizeof(esc), utf8);
 	if (cg_width)
 		top_fit_left(esc, fit, sizeof(fit), cg_width, utf8);
 	return put(buf, len, off, cg_width ? fit : esc, 0, "");

@@ -73,13 +73,6 @@ void top_rows_sort(struct top_row *rows, size_t n, enum top_col col, bool revers
  */
 const char *top_fmt_wait(char *buf, size_t len, __u64 ns, bool utf8);
 
-/*
- * A cgroup path made safe for a terminal: backslash as "\\", control
- * characters (C0, DEL and, in UTF-8, C1) as "\n" or "\xNN", bytes that are
- * not valid UTF-8 (every byte >= 0x80 when !@utf8) as "\xNN". Always
- * terminated; returns the length written.
- */
-size_t top_escape(const char *in, char *out, size_t outlen, bool utf8);
 /* Display columns of an escaped string (one per code point). */
 size_t top_width(const char *s);
 /*

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include "escape.h"
 #include "top_view.h"
 
 static void wait_humanized(void **state)
@@ -37,26 +38,26 @@ static void paths_escaped(void **state)
 {
 	char b[128];
 
-	top_escape("/kubepods/besteffort/pod1/hog", b, sizeof(b), true);
+	escape_text("/kubepods/besteffort/pod1/hog", b, sizeof(b), true);
 	assert_string_equal(b, "/kubepods/besteffort/pod1/hog");
-	top_escape("/evil\tname\x1b[31m\\x", b, sizeof(b), true);
+	escape_text("/evil\tname\x1b[31m\\x", b, sizeof(b), true);
 	assert_string_equal(b, "/evil\\x09name\\x1b[31m\\\\x");
-	top_escape("/a\nb\x7f", b, sizeof(b), true);
+	escape_text("/a\nb\x7f", b, sizeof(b), true);
 	assert_string_equal(b, "/a\\nb\\x7f");
 	/* valid UTF-8 stays in a UTF-8 terminal, is escaped elsewhere */
-	top_escape("/caf\xc3\xa9", b, sizeof(b), true);
+	escape_text("/caf\xc3\xa9", b, sizeof(b), true);
 	assert_string_equal(b, "/caf\xc3\xa9");
-	top_escape("/caf\xc3\xa9", b, sizeof(b), false);
+	escape_text("/caf\xc3\xa9", b, sizeof(b), false);
 	assert_string_equal(b, "/caf\\xc3\\xa9");
 	/* C1 controls (U+009B is a CSI), invalid and truncated sequences, overlongs */
-	top_escape("/\xc2\x9b" "2J", b, sizeof(b), true);
+	escape_text("/\xc2\x9b" "2J", b, sizeof(b), true);
 	assert_string_equal(b, "/\\xc2\\x9b2J");
-	top_escape("/\xff\xe2\x80", b, sizeof(b), true);
+	escape_text("/\xff\xe2\x80", b, sizeof(b), true);
 	assert_string_equal(b, "/\\xff\\xe2\\x80");
-	top_escape("/\xc0\xaf", b, sizeof(b), true);
+	escape_text("/\xc0\xaf", b, sizeof(b), true);
 	assert_string_equal(b, "/\\xc0\\xaf");
 	/* a short buffer cuts at an escape's boundary and terminates */
-	assert_int_equal(top_escape("/\x1b\x1b", b, 7, true), 5);
+	assert_int_equal(escape_text("/\x1b\x1b", b, 7, true), 5);
 	assert_string_equal(b, "/\\x1b");
 }
 
