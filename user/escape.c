@@ -3,19 +3,18 @@
 #include <string.h>
 #include "escape.h"
 
-/* Length of the valid UTF-8 sequence at @s (a printable one: no C1 controls), 0 if none. */
-static size_t utf8_seq(const unsigned char *s)
+size_t utf8_len(const unsigned char *s)
 {
-	unsigned int cp, n, i;
+	unsigned int c = s[0], n, i, cp;
 
-	if (s[0] < 0x80)
+	if (c < 0x80)
 		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
 	else
 		return 0;
 	for (i = 1; i < n; i++) {
@@ -23,10 +22,19 @@ static size_t utf8_seq(const unsigned char *s)
 			return 0;
 		cp = cp << 6 | (s[i] & 0x3f);
 	}
+	/* overlong, surrogates, beyond U+10FFFF */
 	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return n;
+}
+
+/* A printable sequence's length: C1 controls (U+0080..U+009F, 0xc2 0x80..0x9f) are not. */
+static size_t utf8_seq(const unsigned char *s)
+{
+	size_t n = utf8_len(s);
+
+	return n == 2 && s[0] == 0xc2 && s[1] <= 0x9f ? 0 : n;
 }
 
 size_t escape_text(const char *in, char *out, size_t outlen, bool utf8)

@@ -15,4 +15,7 @@
  */
 size_t escape_text(const char *in, char *out, size_t outlen, bool utf8);
 
+/* Length of the valid UTF-8 sequence at @s (NUL-terminated), 0 when it is not one. */
+size_t utf8_len(const unsigned char *s);
+
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "classify.h"
 #include "collector.h"
+#include "escape.h"
 #include "exporter.h"
 #include "hist.h"
 #include "report.h"
@@ -265,33 +266,6 @@ static void put_u64(struct sb *b, __u64 v)
 		return;
 	b->n += fmt_u64(b->p + b->n, v);
 	b->p[b->n] = '\0';
-}
-
-/* Length of the valid UTF-8 sequence at @s, 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned int c = s[0], n, i, cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong, surrogates, beyond U+10FFFF */
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
 }
 
 size_t exporter_escape_label(char *buf, const char *v)
