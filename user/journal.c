@@ -261,15 +261,84 @@ int journal_record(struct journal *j, const char *path, const char *value)
 }
 
 /* Open @dir as the state dir, without following a symlink. */
+/*
+ * Whoever can write the state dir, or replace a directory on the way to it,
+ * chooses the values written back at the next start. Each directory from /
+ * down must be a real one (no symlink), owned by root or by us, and writable
+ * by no one else unless sticky (/tmp); the state dir itself must be
+ * writable by no one else, and is made ours alone (a hostPath makes it
+ * 0755). Returns an fd of @dir, or -ELOOP, -EPERM (logged with the reason),
+ * or another -errno.
+ */
+static int open_trusted(const char *dir)
+{
+	char part[PATH_MAX];
+	const char *p = dir, *next;
+	struct stat st;
+	int fd, sub;
+	size_t n;
+
+	if (dir[0] != '/' || strlen(dir) >= sizeof(part))
+		return -EINVAL;
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		if (fstat(fd, &st)) {
+			sub = -errno;
+			close(fd);
+			return sub;
+		}
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
+		    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
+			log_err("state dir %s: %.*s is writable by others (owner %u, mode %04o): they "
+				"could replace what lies below it", dir, (int)(p - dir), dir,
+				(unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
+			close(fd);
+			return -EPERM;
+		}
+		next = strchr(p, '/');
+		n = next ? (size_t)(next - p) : strlen(p);
+		memcpy(part, p, n);
+		part[n] = '\0';
+		sub = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			sub = errno == ENOTDIR && !fstatat(fd, part, &st, AT_SYMLINK_NOFOLLOW) &&
+			      S_ISLNK(st.st_mode) ? -ELOOP : -errno;
+			if (sub == -ELOOP)
+				log_err("state dir %s: %.*s%s is a symlink: give the real path", dir,
+					(int)(p - dir), dir, part);
+			close(fd);
+			return sub;
+		}
+		close(fd);
+		fd = sub;
+		p += n;
+	}
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		log_err("state dir %s is not ours alone (owner %u, mode %04o)", dir,
+			(unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
+		close(fd);
+		return -EPERM;
+	}
+	if ((st.st_mode & 077) && fchmod(fd, 0700))
+		log_warn("state dir %s: cannot make it 0700: %s", dir, strerror(errno));
+	return fd;
+}
+
 static int open_dir(struct journal *j, const char *dir)
 {
-	struct stat st;
+	j->dirfd = open_trusted(dir);
+	if (j->dirfd < 0) {
+		int err = j->dirfd;
 
-	j->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (j->dirfd < 0 && errno == ENOTDIR && !lstat(dir, &st) && S_ISLNK(st.st_mode))
-		return -ELOOP;
-	if (j->dirfd < 0)
-		return -errno;
+		j->dirfd = -1;
+		return err;
+	}
 	j->dir = strdup(dir);
 	if (!j->dir) {
 		close(j->dirfd);

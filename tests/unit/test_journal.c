@@ -160,6 +160,42 @@ static void test_open_errors(void **state)
 	assert_int_equal(journal_open(&fx->j, fx->state), 0);
 }
 
+/*
+ * Whoever can write the state dir, or a directory above it, chooses what
+ * the next start writes back: such a dir is refused, and one readable by
+ * others (a hostPath makes it 0755) is made 0700.
+ */
+static void test_open_untrusted(void **state)
+{
+	struct fixture *fx = *state;
+	struct stat st;
+
+	assert_int_equal(mkdir(fx->state, 0700), 0);
+	assert_int_equal(chmod(fx->state, 0777), 0);
+	assert_int_equal(journal_open(&fx->j, fx->state), -EPERM);
+	assert_int_equal(chmod(fx->state, 0755), 0);
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+	journal_close(&fx->j);
+	assert_int_equal(stat(fx->state, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	/* a parent anyone can write: they could swap the state dir for their own */
+	assert_int_equal(chmod(fx->base, 0777), 0);
+	assert_int_equal(journal_open(&fx->j, fx->state), -EPERM);
+	/* unless sticky, as /tmp: then only its owner may rename or remove it */
+	assert_int_equal(chmod(fx->base, 01777), 0);
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+	journal_close(&fx->j);
+	assert_int_equal(chmod(fx->base, 0700), 0);
+	/* owned by someone else (needs root to arrange) */
+	if (geteuid() == 0) {
+		assert_int_equal(chown(fx->state, 65534, 65534), 0);
+		assert_int_equal(journal_open(&fx->j, fx->state), -EPERM);
+		assert_int_equal(chown(fx->state, 0, 0), 0);
+	} else {
+		print_message("not root: a state dir owned by another user is not tried\n");
+	}
+}
+
 /* journal.tmp is a symlink: O_NOFOLLOW refuses it, the old journal stays. */
 static void test_record_fails_tmp_symlink(void **state)
 {
@@ -507,6 +543,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_record_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_untrusted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_fails_tmp_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_fails_tmp_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_fails_rename, setup, teardown),
