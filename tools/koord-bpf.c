@@ -750,6 +750,9 @@ static int rescan(struct daemon *d)
 	err = same ? 0 : collector_set_classes(d->col, &d->table);
 	if (!same && !err)
 		forget_removed(d, &old);
+	/* cgroups removed since: their entries have nothing to restore */
+	if (!same && d->journal.dir && journal_prune(&d->journal) < 0)
+		log_warn("journal: cannot drop the entries of removed cgroups");
 	container_table_free(&old);
 	d->classes_published = !err;
 	if (err)

@@ -89,7 +89,12 @@ int act_restore(struct enforcer *e, const char *path)
 	if (!orig)
 		return 0;
 	r = writer_set(e->w, path, orig);
-	return r == 1 ? 0 : r;
+	if (r < 0)
+		return r;
+	/* back to its original: nothing to restore at stop, and the journal does not grow */
+	if (!e->w->dry_run)
+		journal_forget(e->w->journal, path);
+	return 0;
 }
 
 int act_quota_path(const struct enforcer *e, const char *rel, char *path, size_t len)

@@ -260,7 +260,77 @@ int journal_record(struct journal *j, const char *path, const char *value)
 	return err;
 }
 
-/* Open @dir as the state dir, without following a symlink. */
+/*
+ * Keep only the entries @keep says yes to, in order, and save once when
+ * any went. On a failed save nothing is dropped. Returns how many went, or
+ * the save's error.
+ */
+static int keep_only(struct journal *j, bool (*keep)(const struct journal_entry *e, void *ctx),
+		     void *ctx)
+{
+	struct journal_entry *old = j->v, *v;
+	size_t n = j->n, k = 0, i;
+	bool *kept;
+	int err;
+
+	v = malloc((n ? n : 1) * sizeof(*v));
+	kept = malloc(n ? n : 1);
+	if (!v || !kept) {
+		free(v);
+		free(kept);
+		return -ENOMEM;
+	}
+	/* asked once each: a cgroup may go between two asks */
+	for (i = 0; i < n; i++)
+		if ((kept[i] = keep(&old[i], ctx)))
+			v[k++] = old[i];
+	err = 0;
+	if (k < n) {
+		j->v = v;
+		j->n = k;
+		err = journal_save(j);
+	}
+	if (k == n || err) {
+		j->v = old;
+		j->n = n;
+		free(v);
+		free(kept);
+		return err;
+	}
+	for (i = 0; i < n; i++)
+		if (!kept[i])
+			entry_free(&old[i]);
+	free(old);
+	free(kept);
+	j->cap = n;
+	return (int)(n - k);
+}
+
+static bool not_path(const struct journal_entry *e, void *path)
+{
+	return strcmp(e->path, path);
+}
+
+int journal_forget(struct journal *j, const char *path)
+{
+	int r = keep_only(j, not_path, (void *)path);
+
+	return r < 0 ? r : 0;
+}
+
+/* A file in a removed cgroup reads ENOENT; ENODEV on a v1 cgroup being removed. */
+static bool still_there(const struct journal_entry *e, void *ctx)
+{
+	struct stat st;
+
+	return !stat(e->path, &st) || (errno != ENOENT && errno != ENODEV);
+}
+
+int journal_prune(struct journal *j)
+{
+	return keep_only(j, still_there, NULL);
+}
+
 /*
  * Whoever can write the state dir, or replace a directory on the way to it,
  * chooses the values written back at the next start. Each directory from /
@@ -330,6 +400,7 @@ static int open_trusted(const char *dir)
 	return fd;
 }
 
+/* Open @dir as the state dir (open_trusted) into @j. */
 static int open_dir(struct journal *j, const char *dir)
 {
 	j->dirfd = open_trusted(dir);

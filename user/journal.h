@@ -53,6 +53,18 @@ const char *journal_original(const struct journal *j, const char *path);
  */
 int journal_record(struct journal *j, const char *path, const char *value);
 /*
+ * Drop @path's entry: its original is back in place (a rollback), and a
+ * later write journals the value then found. 0, or the save's error (the
+ * entry then stays).
+ */
+int journal_forget(struct journal *j, const char *path);
+/*
+ * Drop the entries whose file is gone with its cgroup, so that the journal
+ * holds what still exists, not every cgroup ever written. Returns how many
+ * went, or the save's error (then none went).
+ */
+int journal_prune(struct journal *j);
+/*
  * Put back every original value through @restore (the writer's raw write),
  * retrying in further passes those refused with EACCES, EBUSY or EINVAL (a
  * cpuset parent must widen before its child), then remove the journal file. Files that

@@ -196,6 +196,44 @@ static void test_open_untrusted(void **state)
 	}
 }
 
+/*
+ * The journal holds what is still to restore: a value put back (a rollback)
+ * leaves it, and so do files gone with their cgroups. It once only grew.
+ */
+static void test_forget_and_prune(void **state)
+{
+	struct fixture *fx = *state;
+	char here[PATH_MAX + 32], gone[PATH_MAX + 32];
+	struct journal back;
+	int fd;
+
+	snprintf(here, sizeof(here), "%s/cpu.idle", fx->base);
+	fd = open(here, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(gone, sizeof(gone), "%s/removed-pod/cpu.idle", fx->base);
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+	assert_int_equal(journal_record(&fx->j, here, "0"), 0);
+	assert_int_equal(journal_record(&fx->j, gone, "0"), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/rolled-back/cpu.max", "max 100000"), 0);
+	assert_int_equal(journal_forget(&fx->j, "/cg/rolled-back/cpu.max"), 0);
+	assert_int_equal(journal_forget(&fx->j, "/cg/never-written"), 0);
+	assert_int_equal(fx->j.n, 2);
+	assert_int_equal(journal_prune(&fx->j), 1);
+	assert_int_equal(journal_prune(&fx->j), 0);
+	assert_int_equal(fx->j.n, 1);
+	assert_string_equal(fx->j.v[0].path, here);
+	/* on disk too */
+	journal_init(&back);
+	load_disk(fx, &back);
+	assert_int_equal(back.n, 1);
+	assert_string_equal(back.v[0].path, here);
+	journal_close(&back);
+	/* forgotten, a path is journaled afresh at its next write */
+	assert_int_equal(journal_record(&fx->j, "/cg/rolled-back/cpu.max", "50000 100000"), 0);
+	assert_string_equal(journal_original(&fx->j, "/cg/rolled-back/cpu.max"), "50000 100000");
+}
+
 /* journal.tmp is a symlink: O_NOFOLLOW refuses it, the old journal stays. */
 static void test_record_fails_tmp_symlink(void **state)
 {
@@ -544,6 +582,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_record_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_untrusted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forget_and_prune, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_fails_tmp_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_fails_tmp_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_fails_rename, setup, teardown),
