@@ -1285,11 +1285,22 @@ static int restore_all(struct daemon *d, const char *why)
 }
 
 /* SIGHUP: a valid file replaces the config; a bad one changes nothing. */
+/* Would @b write other values than @a (both enforcing)? The fields the actions read. */
+static bool writes_differ(const struct koord_config *a, const struct koord_config *b)
+{
+	/* both from config_defaults()'s memset: padding compares equal */
+	return memcmp(&a->be, &b->be, sizeof(a->be)) ||
+	       a->be_wakeup_priority != b->be_wakeup_priority ||
+	       a->reserved_cpus != b->reserved_cpus ||
+	       a->suppress_smoothing_windows != b->suppress_smoothing_windows ||
+	       memcmp(&a->throttle, &b->throttle, sizeof(a->throttle));
+}
+
 static void do_reload(struct daemon *d)
 {
 	struct koord_config nc;
 	struct class_rules nr;
-	bool was_on = d->cfg.be.enable;
+	bool was_on = d->cfg.be.enable, rewrite;
 	size_t i;
 
 	reload = 0;
@@ -1319,16 +1330,24 @@ static void do_reload(struct daemon *d)
 	free(nc.state_dir);
 	nc.state_dir = d->cfg.state_dir;
 	d->cfg.state_dir = NULL;
-	if (nc.be.enable && journal_start(d)) {
-		log_err("reload: cannot journal; enforcement stays off");
-		nc.be.enable = false;
-	}
+	rewrite = was_on && (!nc.be.enable || writes_differ(&d->cfg, &nc));
 	config_free(&d->cfg);
 	d->cfg = nc;
 	class_rules_free(&d->rules);
 	d->rules = nr;
-	if (was_on && !d->cfg.be.enable) {
-		restore_all(d, "enforcement disabled");
+	/* enabled by the reload: journaled like at a start (the state dir is the running one) */
+	if (d->cfg.be.enable && !was_on && journal_start(d)) {
+		log_err("reload: cannot journal; enforcement stays off");
+		d->cfg.be.enable = false;
+	}
+	/*
+	 * What the writes depend on changed: converge to what the new config
+	 * writes from scratch. Everything goes back and a fresh enforcer
+	 * starts over; a partial undo (cpu.idle kept after beWakeupPriority
+	 * went off, a quota after a switch to cpuset) stayed until the stop.
+	 */
+	if (rewrite) {
+		restore_all(d, d->cfg.be.enable ? "enforcement changed" : "enforcement disabled");
 		enforcer_free(d->enf);
 		d->enf = NULL;
 		if (enforcer_new(&d->cfg, &d->hs, &d->writer, &d->enf))
@@ -1528,6 +1547,12 @@ int main(int argc, char **argv)
 	log_info("stopping");
 	err = 0;
 out:
+	/*
+	 * The values go back first: before anything else can fail, and before
+	 * waiting for HTTP clients and a poll in flight, within the grace period.
+	 */
+	if (restore_all(&d, "stopping"))
+		err = -EIO;
 	if (mhd)
 		MHD_stop_daemon(mhd);
 	kubelet_stop(d.kube);
@@ -1537,9 +1562,6 @@ out:
 	publish(0);
 	window_free(&last.w);
 	suspects_free(&last.sus);
-	/* the values go back before anything else can fail */
-	if (restore_all(&d, "stopping"))
-		err = -EIO;
 	enforcer_free(d.enf);
 	writer_free(&d.writer);
 	if (d.journal.dir)

@@ -114,6 +114,12 @@ static char *auth_header(const char *file, char *err, size_t errlen, int *ret)
 	return h;
 }
 
+/* libcurl asks this at least once a second, also while nothing arrives: nonzero aborts. */
+static int on_progress(void *abort, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	return __atomic_load_n((const bool *)abort, __ATOMIC_RELAXED);
+}
+
 int http_get(const struct http_opts *o, const char *url, char **body, size_t *len,
 		  char *err, size_t errlen)
 {
@@ -152,6 +158,11 @@ int http_get(const struct http_opts *o, const char *url, char **body, size_t *le
 	if (o->insecure) {
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (o->abort) {
+		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(c, CURLOPT_XFERINFODATA, (void *)o->abort);
+		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	}
 	rc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);

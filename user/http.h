@@ -15,6 +15,7 @@ struct http_opts {
 	bool insecure;		/* skip certificate verification */
 	double interval_s;	/* between polls (poller.c) */
 	double timeout_s;	/* per request */
+	const bool *abort;	/* NULL, or set (by another thread) to end a request at once */
 };
 
 /* @url with ${VAR} replaced from the environment; -EINVAL names an unset one in @err. */
@@ -22,7 +23,7 @@ int http_expand_url(const char *url, char *out, size_t len, char *err, size_t er
 
 /*
  * One GET of @url; the body (NUL-terminated) in *@body. Returns 0, -EIO
- * (transport, TLS, HTTP status other than 200: the reason in @err), -EFBIG
+ * (transport, TLS, HTTP status other than 200, aborted: the reason in @err), -EFBIG
  * (over HTTP_BODY_MAX), -ENOMEM, or the -errno of reading the token file.
  */
 int http_get(const struct http_opts *o, const char *url, char **body, size_t *len,

@@ -131,6 +131,7 @@ int poller_start(const struct poll_kind *kind, const struct http_opts *o, struct
 	p->ca_file = o->ca_file ? strdup(o->ca_file) : NULL;
 	p->o.token_file = p->token_file;
 	p->o.ca_file = p->ca_file;
+	p->o.abort = &p->stop;	/* a stop ends a request in flight (up to timeoutSeconds) */
 	if ((o->token_file && !p->token_file) || (o->ca_file && !p->ca_file)) {
 		free(p->token_file);
 		free(p->ca_file);
@@ -172,7 +173,7 @@ void poller_stop(struct poller *p)
 		return;
 	if (p->started) {
 		pthread_mutex_lock(&p->lock);
-		p->stop = true;
+		__atomic_store_n(&p->stop, true, __ATOMIC_RELAXED);
 		pthread_cond_signal(&p->wake);
 		pthread_mutex_unlock(&p->lock);
 		pthread_join(p->th, NULL);

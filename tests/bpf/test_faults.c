@@ -25,6 +25,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include "daemonlib.h"
 #include "testlib.h"
 
@@ -263,6 +266,54 @@ static void test_set_aside(void)
 	remove_dir(dir);
 }
 
+/*
+ * SIGTERM while a kubelet poll hangs (a server that never answers, a 30 s
+ * timeout): the values are back at once and the daemon ends within the
+ * pod's grace period. The poll used to be waited for first, the restore
+ * after it, and past 30 s the kubelet's SIGKILL would have left them.
+ */
+static void test_stop_restores_first(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	char own[1024], dir[PATH_MAX];
+	double restored = -1, ended;
+	int hole, rc, i;
+	__u64 t0;
+	pid_t pid;
+
+	/* connections complete in the backlog; nothing ever answers */
+	hole = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (!check(hole >= 0 && !bind(hole, (struct sockaddr *)&a, sizeof(a)) && !listen(hole, 8) &&
+		   !getsockname(hole, (struct sockaddr *)&a, &alen), "a kubelet that never answers"))
+		return;
+	snprintf(own, sizeof(own), "\"kubelet\": {\"url\": \"https://127.0.0.1:%d/pods\", "
+		 "\"tokenFile\": \"\", \"caFile\": \"\", \"timeoutSeconds\": 30}", ntohs(a.sin_port));
+	snprintf(dir, sizeof(dir), "%s/stop-state", base);
+	config(true, dir, "", own);
+	pid = start();
+	if (!check(logged("serving http", 15000), "with a hanging kubelet poll: the daemon starts"))
+		show_log();
+	/* the wake-up priority: a write that stays */
+	check(tree_value_is(&hier, BE_ROOT, "cpu.idle", "1", 10000), "... and acts");
+	t0 = now_mono_ns();
+	kill(pid, SIGTERM);
+	for (i = 0; i < 200 && restored < 0; i++) {
+		if (tree_value_is(&hier, BE_ROOT, "cpu.idle", "0", 0) && all_original())
+			restored = (now_mono_ns() - t0) / 1e9;
+		else
+			sleep_ms(50);
+	}
+	rc = daemon_stop(pid, 0);
+	ended = (now_mono_ns() - t0) / 1e9;
+	check(restored >= 0 && restored < 2, "SIGTERM: every value back within 2 s (%.2f s) while "
+	      "a kubelet poll hangs", restored);
+	check(rc == 0 && ended < 5, "... and the daemon ends within 5 s (%.2f s, exit %d), not at "
+	      "the poll's 30 s timeout", ended, rc);
+	close(hole);
+	remove_dir(dir);
+}
+
 /* The start after a crash, enforcement off: the replay alone restores; its exit status. */
 static int replay(const char *dir)
 {
@@ -356,7 +407,10 @@ static void check_privileges(pid_t pid)
 	check(status_field(pid, "NoNewPrivs", 10) == 1, "no_new_privs set (the hook cannot regain any)");
 }
 
-/* SIGHUP: a broken config keeps the old one; one disabling enforcement restores. */
+/*
+ * SIGHUP: a broken config keeps the old one; one disabling enforcement
+ * restores; one enabling it acts; one changing what is written converges.
+ */
 static void test_reload(void)
 {
 	char dir[PATH_MAX];
@@ -386,6 +440,18 @@ static void test_reload(void)
 	check(logged("enforcement off", 5000), "SIGHUP with enforcement disabled: reloaded");
 	check(tree_value_is(&hier, BE_ROOT, "cpu.idle", "0", 5000) && all_original(),
 	      "and every value is back to its original");
+	/* enabled by a reload: journaled and acting as at a start (the journal once could not start) */
+	config(true, dir, "", "");
+	kill(pid, SIGHUP);
+	check(logged(": enforcement on", 5000) &&
+	      tree_value_is(&hier, BE_ROOT, "cpu.idle", "1", 10000),
+	      "SIGHUP enabling enforcement: it acts");
+	/* the wake-up priority turned off, enforcement on: cpu.idle once stayed 1 until the stop */
+	config(true, dir, "", "\"beWakeupPriority\": false");
+	kill(pid, SIGHUP);
+	check(logged("enforcement changed: every cgroup value written is back", 5000) &&
+	      tree_value_is(&hier, BE_ROOT, "cpu.idle", "0", 5000),
+	      "SIGHUP turning beWakeupPriority off: the BE root is no SCHED_IDLE group any more");
 	rc = daemon_stop(pid, SIGTERM);
 	check(rc == 0, "stops cleanly (%d)", rc);
 	remove_dir(dir);
@@ -411,6 +477,7 @@ int main(void)
 	test_state_dir();
 	test_bad_journals();
 	test_set_aside();
+	test_stop_restores_first();
 	test_reload();
 	test_kill9();
 	free(snap);
