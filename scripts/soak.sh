@@ -52,6 +52,7 @@ for kind in "${kinds[@]}"; do
 		clone=$dir/$kind-$i log=$dir/$kind-$i.log
 		rm -rf "$clone"
 		git clone -q --no-hardlinks "$repo" "$clone" || { echo "soak: clone failed" >&2; exit 1; }
+		at=$(git -C "$clone" rev-parse --short HEAD)	# HEAD may move between runs
 		if [[ -d $repo/build/vm/kernels ]]; then
 			mkdir -p "$clone/build/vm" && cp -a "$repo/build/vm/kernels" "$clone/build/vm/"
 		fi
@@ -66,10 +67,10 @@ for kind in "${kinds[@]}"; do
 		secs=$(($(date +%s) - t0))
 		if ((rc == 0)); then
 			passed[$kind]=$((passed[$kind] + 1))
-			echo "$kind run $i: pass ($secs s)" | tee -a "$summary"
+			echo "$kind run $i at $at: pass ($secs s)" | tee -a "$summary"
 		else
 			failed_any=1
-			echo "$kind run $i: FAIL ($secs s, exit $rc; $log)" | tee -a "$summary"
+			echo "$kind run $i at $at: FAIL ($secs s, exit $rc; $log)" | tee -a "$summary"
 			grep -E '^not ok|FAILED|ERROR|Error [0-9]' "$log" | head -n 12 | sed 's/^/    /' |
 				tee -a "$summary"
 		fi
