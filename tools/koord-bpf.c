@@ -721,6 +721,31 @@ static void forget_removed(struct daemon *d, const struct container_table *old)
 }
 
 /*
+ * Allow writes below each configured root in every hierarchy; again at each
+ * walk, since the kubelet may create its roots after the daemon started.
+ */
+static void writer_roots(struct daemon *d, bool first)
+{
+	const char *mounts[] = { d->hs.cpu, d->hs.cpuset, d->hs.freezer, d->hs.memory, d->hs.unified };
+	char path[PATH_MAX];
+	size_t i, j;
+	int r;
+
+	for (i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
+		for (j = 0; *mounts[i] && j < d->cfg.ncgroup_roots; j++) {
+			if (snprintf(path, sizeof(path), "%s%s", mounts[i], d->cfg.cgroup_roots[j]) >=
+			    (int)sizeof(path))
+				continue;
+			r = writer_add_root(&d->writer, path);
+			if (r && r != -ENOENT)
+				log_msg(first ? LOG_LVL_WARN : LOG_LVL_DEBUG, "not writing below %s: %s",
+					path, r == -ELOOP ? "it is reached through a symlink" :
+					strerror(-r));
+		}
+	}
+}
+
+/*
  * Walk the hierarchy into a fresh table and publish the classes, unless
  * they are what the collector was last given (one map update per cgroup
  * saved, and the collector's class caches stay valid).
@@ -732,6 +757,9 @@ static int rescan(struct daemon *d)
 	bool same;
 	int err;
 
+	/* before the walk: a root made since (a first YARN job) is writable for what it finds */
+	if (d->enf)
+		writer_roots(d, false);
 	err = container_table_scan(&t, d->hier.root, &d->rules, NULL);
 	d->last_scan = now_s();
 	if (err) {
@@ -1145,34 +1173,6 @@ static int load_config(const struct options *o, struct koord_config *c, struct c
 	return 0;
 }
 
-/*
- * Allow writes below each configured root in every hierarchy; again at each
- * walk, since the kubelet may create its roots after the daemon started.
- */
-static void writer_roots(struct daemon *d)
-{
-	const char *mounts[] = { d->hs.cpu, d->hs.cpuset, d->hs.freezer, d->hs.memory, d->hs.unified };
-	char path[PATH_MAX];
-	size_t i, j, k;
-	int r;
-
-	for (i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
-		for (j = 0; *mounts[i] && j < d->cfg.ncgroup_roots; j++) {
-			if (snprintf(path, sizeof(path), "%s%s", mounts[i], d->cfg.cgroup_roots[j]) >=
-			    (int)sizeof(path))
-				continue;
-			for (k = 0; k < d->writer.nroots && strcmp(d->writer.roots[k], path); k++)
-				;
-			if (k < d->writer.nroots)
-				continue;
-			r = writer_add_root(&d->writer, path);
-			if (r && r != -ENOENT)
-				log_warn("not writing below %s: %s", path,
-					 r == -ELOOP ? "it is reached through a symlink" : strerror(-r));
-		}
-	}
-}
-
 static int restore_raw(void *ctx, const char *path, const char *value)
 {
 	return writer_raw(ctx, path, value);
@@ -1429,7 +1429,7 @@ int main(int argc, char **argv)
 	d.bhost = (struct batch_host){ .meminfo = "/proc/meminfo", .memory_root = d.hs.memory,
 				       .memory_version = d.hs.memory_version, .cpus = get_nprocs() };
 	writer_init(&d.writer, o.dry_run ? NULL : &d.journal, o.dry_run);
-	writer_roots(&d);
+	writer_roots(&d, true);
 	snprintf(jpath, sizeof(jpath), "%s/journal", d.cfg.state_dir);
 	if (!o.once && (d.cfg.be.enable || !access(jpath, F_OK))) {
 		err = journal_start(&d);

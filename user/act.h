@@ -45,9 +45,12 @@ struct enforcer {
 	double now, dt;
 	char **roots;			/* BE roots: besteffort QoS levels and YARN trees */
 	size_t nroots;
+	char **outside;			/* BE roots not written (outside cgroupRoots), logged once */
+	size_t noutside;
 	struct smoother sm_node, sm_pods, sm_non_be;
 	double be_used;			/* cores, last window */
 	bool suppressing;
+	bool wakeup_on;			/* the wake-up priority was taken and not rolled back */
 	struct target *tg;
 	size_t ntg;
 	struct evict_rate rate;

@@ -44,30 +44,49 @@ static void measure(struct enforcer *e, const struct window *w, const struct con
 	};
 }
 
-static void by_quota(struct enforcer *e, double allowed)
+/* Does a container of the table live below @root? */
+static bool holds_work(const struct container_table *t, const char *root)
 {
-	long cur, next;
-	size_t i;
+	size_t i, len = strlen(root);
+
+	for (i = 0; i < t->n; i++)
+		if (!strncmp(t->v[i].path, root, len) && t->v[i].path[len] == '/')
+			return true;
+	return false;
+}
+
+/*
+ * One allowance for all BE: split evenly between the roots that hold work
+ * (besteffort and a YARN tree each got the whole of it, twice the budget).
+ */
+static void by_quota(struct enforcer *e, const struct container_table *t, double allowed)
+{
+	long cur, next, sum = 0;
+	size_t i, busy = 0;
 	int r;
 
+	for (i = 0; i < e->nroots; i++)
+		busy += holds_work(t, e->roots[i]);
+	allowed /= busy > 1 ? busy : 1;
 	for (i = 0; i < e->nroots; i++) {
 		if (act_quota_read(e, e->roots[i], &cur))
 			continue;
 		next = suppress_next_quota(cur, allowed, e->capacity);
-		if (next == cur)
-			continue;
-		if (!e->suppressing && !act_can_start(e, ACT_SUPPRESS))
+		if (next != cur && !e->suppressing && !act_can_start(e, ACT_SUPPRESS))
 			return;		/* another action is being measured: next period */
-		r = act_quota_write(e, e->roots[i], next);
+		r = next == cur ? 0 : act_quota_write(e, e->roots[i], next);
 		if (r < 0)
+			next = cur;
+		if (next >= 0)
+			sum += next;
+		if (r < 0 || next == cur || e->suppressing)
 			continue;
-		e->st.be_quota_us = next;
-		if (!e->suppressing) {
-			e->suppressing = true;
-			act_begin(e, ACT_SUPPRESS, 0, "BE quota %.2f cores on %s",
-				  next / (double)CFS_PERIOD_US, e->roots[i]);
-		}
+		e->suppressing = true;
+		act_begin(e, ACT_SUPPRESS, 0, "BE quota %.2f cores on %s%s",
+			  next / (double)CFS_PERIOD_US, e->roots[i],
+			  busy > 1 ? " (the allowance split between the BE roots)" : "");
 	}
+	e->st.be_quota_us = e->suppressing ? sum : -1;
 }
 
 static int cpuset_file(const struct enforcer *e, const char *rel, char *path, size_t len)
@@ -122,21 +141,27 @@ static const char **subtree(const struct enforcer *e, const struct container_tab
 /*
  * Write @set to @root and every cgroup below it: parents first when the set
  * grows, children first when it shrinks (a child must stay within its parent).
+ * Returns the root's write: what is in force for all of BE.
  */
-static void write_tree(struct enforcer *e, const struct container_table *t, const char *root,
-		       const char *set, bool grow)
+static int write_tree(struct enforcer *e, const struct container_table *t, const char *root,
+		      const char *set, bool grow)
 {
 	char path[PATH_MAX];
 	size_t i, n;
 	const char **v = subtree(e, t, root, true, &n);
+	int r, root_r = -ENOMEM;
 
 	for (i = 0; v && i < n; i++) {
 		const char *rel = v[grow ? i : n - 1 - i];
 
-		if (!cpuset_file(e, rel, path, sizeof(path)))
-			writer_set(e->w, path, set);
+		r = cpuset_file(e, rel, path, sizeof(path));
+		if (!r)
+			r = writer_set(e->w, path, set);
+		if (rel == root)
+			root_r = r;
 	}
 	free(v);
+	return root_r;
 }
 
 /* The CPUs BE may be given: its root's parent's cpuset (all online CPUs when unknown). */
@@ -179,7 +204,9 @@ static void by_cpuset(struct enforcer *e, const struct container_table *t, doubl
 		cpuset_choose(&e->topo, &pool, n, &next);
 		if (cpuset_format(&next, buf, sizeof(buf)) < 0)
 			continue;
-		write_tree(e, t, e->roots[i], buf, n > ncur);
+		/* a limit not in force is not recorded: eviction judges BE against it */
+		if (write_tree(e, t, e->roots[i], buf, n > ncur) < 0)
+			continue;
 		e->st.be_cpuset_cpus = n;
 		if (!e->suppressing) {
 			e->suppressing = true;
@@ -198,7 +225,7 @@ void act_suppress(struct enforcer *e, const struct window *w, const struct conta
 		return;
 	e->st.be_allowed_cores = suppress_be_allowed(&e->c->be, &in);
 	if (e->c->be.cpu_suppress_policy == SUPPRESS_CFS_QUOTA)
-		by_quota(e, e->st.be_allowed_cores);
+		by_quota(e, t, e->st.be_allowed_cores);
 	else
 		by_cpuset(e, t, e->st.be_allowed_cores);
 }

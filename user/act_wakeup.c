@@ -29,6 +29,9 @@ static int idle_setting(const struct enforcer *e, const char *rel, char *path, s
 void act_wakeup(struct enforcer *e, const struct container_table *t)
 {
 	char path[PATH_MAX], changed[256] = "";
+	bool start = act_can_start(e, ACT_WAKEUP);
+	/* a root found later (a first YARN job) joins the posture taken, even while one is measured */
+	bool join = !start && e->wakeup_on && e->now >= e->hold_until[ACT_WAKEUP];
 	const char *value;
 	size_t i, n = 0;
 	int r;
@@ -38,7 +41,7 @@ void act_wakeup(struct enforcer *e, const struct container_table *t)
 	for (i = 0; i < e->nroots; i++) {
 		if (idle_setting(e, e->roots[i], path, sizeof(path), &value))
 			continue;
-		if (!act_can_start(e, ACT_WAKEUP)) {
+		if (!start && !join) {
 			char cur[64];
 
 			/* only already in place counts while another action is measured */
@@ -52,8 +55,15 @@ void act_wakeup(struct enforcer *e, const struct container_table *t)
 		n += r >= 0;
 	}
 	e->st.wakeup_priority = e->nroots && n == e->nroots;
-	if (changed[0])
+	if (!changed[0])
+		return;
+	if (start) {
+		e->wakeup_on = true;
 		act_begin(e, ACT_WAKEUP, 0, "BE wake-up priority (SCHED_IDLE group) on %s", changed);
+	} else {
+		log_info("BE wake-up priority (SCHED_IDLE group) on %s too: it joins the one in place",
+			 changed);
+	}
 }
 
 void act_wakeup_rollback(struct enforcer *e)
@@ -66,4 +76,5 @@ void act_wakeup_rollback(struct enforcer *e)
 		if (!idle_setting(e, e->roots[i], path, sizeof(path), &value))
 			act_restore(e, path);
 	e->st.wakeup_priority = false;
+	e->wakeup_on = false;
 }

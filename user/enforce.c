@@ -167,11 +167,13 @@ int act_quota_write(struct enforcer *e, const char *rel, long quota_us)
 	return writer_set(e->w, path, val);
 }
 
+/* Files in @rel may be written: it is a configured root itself (the YARN tree's parent) or below one. */
 bool act_allowed(const struct enforcer *e, const char *rel)
 {
 	char path[PATH_MAX];
 
-	return !act_path(path, sizeof(path), e->h->cpu, rel, NULL) && writer_allowed(e->w, path);
+	return !act_path(path, sizeof(path), e->h->cpu, rel, "cgroup.procs") &&
+	       writer_allowed(e->w, path);
 }
 
 double act_used_cores(const struct window *w, __u64 cgid)
@@ -227,31 +229,38 @@ static bool under(const char *path, const char *root)
 	return !strncmp(path, root, n) && (path[n] == '/' || !path[n]);
 }
 
-static void roots_free(struct enforcer *e)
+static void paths_free(char ***v, size_t *n)
 {
 	size_t i;
 
-	for (i = 0; i < e->nroots; i++)
-		free(e->roots[i]);
-	free(e->roots);
-	e->roots = NULL;
-	e->nroots = 0;
+	for (i = 0; i < *n; i++)
+		free((*v)[i]);
+	free(*v);
+	*v = NULL;
+	*n = 0;
+}
+
+/* Add @rel (@len bytes) to the list @v of @n unless there; false when it was. */
+static bool paths_add(char ***v, size_t *n, const char *rel, size_t len)
+{
+	char **nv;
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (strlen((*v)[i]) == len && !strncmp((*v)[i], rel, len))
+			return false;
+	nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	if (!nv)
+		return true;	/* no memory: at worst logged again */
+	*v = nv;
+	if ((nv[*n] = strndup(rel, len)))
+		(*n)++;
+	return true;
 }
 
 static void roots_add(struct enforcer *e, const char *rel, size_t len)
 {
-	char **v;
-	size_t i;
-
-	for (i = 0; i < e->nroots; i++)
-		if (strlen(e->roots[i]) == len && !strncmp(e->roots[i], rel, len))
-			return;
-	v = realloc(e->roots, (e->nroots + 1) * sizeof(*v));
-	if (!v)
-		return;
-	e->roots = v;
-	if ((v[e->nroots] = strndup(rel, len)))
-		e->nroots++;
+	paths_add(&e->roots, &e->nroots, rel, len);
 }
 
 /*
@@ -263,7 +272,7 @@ static void find_roots(struct enforcer *e, const struct container_table *t)
 	size_t i, j;
 	bool inside;
 
-	roots_free(e);
+	paths_free(&e->roots, &e->nroots);
 	for (i = 0; i < t->n; i++) {
 		const struct container *ct = &t->v[i];
 
@@ -287,6 +296,8 @@ static void find_roots(struct enforcer *e, const struct container_table *t)
 			i++;
 			continue;
 		}
+		if (paths_add(&e->outside, &e->noutside, e->roots[i], strlen(e->roots[i])))
+			log_warn("not acting on BE root %s: it is outside cgroupRoots", e->roots[i]);
 		free(e->roots[i]);
 		e->roots[i] = e->roots[--e->nroots];
 	}
@@ -429,7 +440,7 @@ int enforcer_metrics(const struct enforcer *e, FILE *f)
 	       "CPUs BE may use by the suppression formula (absent before the first period).",
 	       s->be_allowed_cores >= 0, s->be_allowed_cores);
 	scalar(f, "be_suppress_quota_cpus", "gauge",
-	       "The CFS quota written on the BE roots, in CPUs (absent when none).",
+	       "The CFS quotas written on the BE roots, summed, in CPUs (absent when none).",
 	       s->be_quota_us >= 0, s->be_quota_us / (double)CFS_PERIOD_US);
 	scalar(f, "be_suppress_cpuset_cpus", "gauge", "CPUs in the BE cpuset written (absent when none).",
 	       s->be_cpuset_cpus > 0, s->be_cpuset_cpus);
@@ -468,6 +479,7 @@ void enforcer_free(struct enforcer *e)
 		return;
 	detect_free(&e->det);
 	act_target_free(e);
-	roots_free(e);
+	paths_free(&e->roots, &e->nroots);
+	paths_free(&e->outside, &e->noutside);
 	free(e);
 }

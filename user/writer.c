@@ -105,6 +105,14 @@ static int walk_dirs(int fd, const char *rel, size_t rellen)
 	return cur;
 }
 
+/* Do @a and @b name the same directory (device and inode)? */
+static bool same_dir(int a, int b)
+{
+	struct stat x, y;
+
+	return !fstat(a, &x) && !fstat(b, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
 int writer_add_root(struct writer *w, const char *abs_dir)
 {
 	size_t len = strlen(abs_dir);
@@ -120,18 +128,31 @@ int writer_add_root(struct writer *w, const char *abs_dir)
 	/* "/" would allow every file on the host */
 	if (len <= 1 || !clean_path(dir))
 		return -EINVAL;
-	for (size_t i = 0; i < w->nroots; i++)
-		if (!strcmp(w->roots[i], dir))
-			return 0;
-	if (w->nroots == WRITER_ROOTS_MAX)
-		return -ENOSPC;
 	rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return -errno;
 	fd = walk_dirs(rootfd, dir + 1, len - 1);
 	close(rootfd);
+	for (size_t i = 0; i < w->nroots; i++) {
+		if (strcmp(w->roots[i], dir))
+			continue;
+		/* known: keep its fd unless the directory was removed and made again */
+		if (fd >= 0 && !same_dir(fd, w->rootfds[i])) {
+			close(w->rootfds[i]);
+			w->rootfds[i] = fd;
+			log_info("%s was made again: writing below the new one", dir);
+			return 0;
+		}
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
 	if (fd < 0)
 		return fd;
+	if (w->nroots == WRITER_ROOTS_MAX) {
+		close(fd);
+		return -ENOSPC;
+	}
 	w->roots[w->nroots] = strdup(dir);
 	if (!w->roots[w->nroots]) {
 		close(fd);

@@ -34,7 +34,8 @@ void writer_init(struct writer *w, struct journal *journal, bool dry_run);
 /*
  * Allow writes below @abs_dir. A root that does not exist is skipped
  * (returns -ENOENT, nothing added); one reached through a symlink is
- * refused (-ELOOP).
+ * refused (-ELOOP). Again for a known root: where its directory was removed
+ * and made again, the new one is written below.
  */
 int writer_add_root(struct writer *w, const char *abs_dir);
 /*

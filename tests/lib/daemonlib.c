@@ -49,13 +49,18 @@ bool daemon_config(const char *path, bool enable, const char *be, const char *ro
 		   const char *state_dir, const char *own)
 {
 	FILE *f = fopen(path, "w");
+	const char *p, *colon;
 
 	if (!f)
 		return false;
 	fprintf(f, "{\"resourceUsedThresholdWithBE\": {\"enable\": %s%s%s},\n"
-		" \"koordBPF\": {\"cgroupRoots\": [\"%s\"], \"stateDir\": \"%s\"%s%s}}\n",
-		enable ? "true" : "false", *be ? ", " : "", be, root, state_dir, *own ? ", " : "",
-		own);
+		" \"koordBPF\": {\"cgroupRoots\": [", enable ? "true" : "false", *be ? ", " : "", be);
+	for (p = root; p; p = colon ? colon + 1 : NULL) {
+		colon = strchr(p, ':');
+		fprintf(f, "%s\"%.*s\"", p == root ? "" : ", ",
+			(int)(colon ? (size_t)(colon - p) : strlen(p)), p);
+	}
+	fprintf(f, "], \"stateDir\": \"%s\"%s%s}}\n", state_dir, *own ? ", " : "", own);
 	return !fclose(f);
 }
 

@@ -20,7 +20,8 @@ const char *daemon_bin(void);
 pid_t daemon_start(const char *cfg, const char *log, int port, const char *extra);
 /*
  * Write a daemon config to @path: enforcement @enable with @be added to
- * resourceUsedThresholdWithBE, cgroupRoots [@root], stateDir @state_dir and
+ * resourceUsedThresholdWithBE, cgroupRoots [@root] (several: separated by
+ * ':'), stateDir @state_dir and
  * @own added to koordBPF (@be, @own: JSON members or "").
  */
 bool daemon_config(const char *path, bool enable, const char *be, const char *root,

@@ -245,6 +245,29 @@ static void test_nested_roots(void **state)
 	assert_string_equal(get(fx, "outside/cpu.weight"), "keep\n");
 }
 
+/* A root removed and made again (a recreated /hadoop-yarn): the next add takes the new one. */
+static void test_root_made_again(void **state)
+{
+	struct fixture *fx = *state;
+	char p[PATH_MAX], t[PATH_MAX];
+
+	assert_int_equal(writer_add_root(&fx->w, at(fx, "cg/kubepods", p)), 0);
+	assert_int_equal(rename(p, at(fx, "cg/old", t)), 0);
+	mkdir_at(fx, "cg/kubepods");
+	put(fx, "cg/kubepods/cpu.weight", "100\n");
+	/* until it is added again, the fd still is the old dir */
+	assert_int_equal(writer_set(&fx->w, at(fx, "cg/kubepods/cpu.weight", p), "5"), 0);
+	assert_string_equal(get(fx, "cg/old/cpu.weight"), "5");
+	assert_int_equal(writer_add_root(&fx->w, at(fx, "cg/kubepods", p)), 0);
+	assert_int_equal(fx->w.nroots, 2);
+	assert_int_equal(writer_set(&fx->w, at(fx, "cg/kubepods/cpu.weight", p), "6"), 0);
+	assert_string_equal(get(fx, "cg/kubepods/cpu.weight"), "6");
+	assert_string_equal(get(fx, "cg/old/cpu.weight"), "5");
+	/* the same dir added again: nothing changes */
+	assert_int_equal(writer_add_root(&fx->w, at(fx, "cg/kubepods", p)), 0);
+	assert_int_equal(fx->w.nroots, 2);
+}
+
 static void test_skip_unchanged(void **state)
 {
 	struct fixture *fx = *state;
@@ -429,6 +452,7 @@ int main(void)
 		BOTH(test_symlink_refused),
 		BOTH(test_root_checks),
 		BOTH(test_nested_roots),
+		BOTH(test_root_made_again),
 		BOTH(test_skip_unchanged),
 		BOTH(test_journal_original),
 		BOTH(test_journal_failure),
