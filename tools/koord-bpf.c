@@ -1173,11 +1173,6 @@ static int load_config(const struct options *o, struct koord_config *c, struct c
 	return 0;
 }
 
-static int restore_raw(void *ctx, const char *path, const char *value)
-{
-	return writer_raw(ctx, path, value);
-}
-
 /*
  * Values of the last run that no retry can put back (a path outside changed
  * cgroupRoots, a cpuset naming a CPU now offline): refusing to start would
@@ -1222,7 +1217,7 @@ static int replay_journal(struct daemon *d)
 	}
 	log_warn("a previous run did not stop cleanly: restoring %zu cgroup values from %s/journal",
 		 j.n, d->cfg.state_dir);
-	left = journal_restore(&j, restore_raw, &d->writer);
+	left = writer_restore_journal(&d->writer, &j);
 	journal_close(&j);
 	if (left < 0)
 		return left;
@@ -1271,14 +1266,19 @@ static int journal_start(struct daemon *d)
 /* Put back every value written; returns how many could not be. */
 static int restore_all(struct daemon *d, const char *why)
 {
+	unsigned long long others = d->writer.left;
 	int left;
 
 	if (d->o->dry_run || !d->journal.dir)
 		return 0;
 	left = writer_restore_all(&d->writer);
+	others = d->writer.left - others;
 	if (left)
 		log_err("%s: %d cgroup values could not be restored; they stay in %s/journal "
 			"for the next start", why, left, d->cfg.state_dir);
+	else if (others)
+		log_info("%s: every cgroup value written is back to its original, but %llu that "
+			 "another writer set since (left as it set them)", why, others);
 	else
 		log_info("%s: every cgroup value written is back to its original", why);
 	return left;

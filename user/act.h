@@ -66,7 +66,11 @@ bool act_can_start(const struct enforcer *e, enum act_kind kind);
 /* Start measuring an action just taken (victims: the detector's, or all online). */
 void act_begin(struct enforcer *e, enum act_kind kind, __u64 target, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-/* Put @path's journaled original back; 0 when nothing was journaled. */
+/*
+ * Put @path's journaled original back where the file still holds what was
+ * written (writer_restore): 0 when done or nothing was journaled,
+ * JOURNAL_LEFT when another writer set it since (left, and forgotten).
+ */
 int act_restore(struct enforcer *e, const char *path);
 /* @rel's CFS quota in µs per CFS_PERIOD_US (-1: none), from cpu.cfs_quota_us/period or cpu.max. */
 int act_quota_read(struct enforcer *e, const char *rel, long *quota_us);

@@ -83,18 +83,20 @@ void act_begin(struct enforcer *e, enum act_kind kind, __u64 target, const char 
 
 int act_restore(struct enforcer *e, const char *path)
 {
-	const char *orig = e->w->journal ? journal_original(e->w->journal, path) : NULL;
+	const struct journal_entry *je = e->w->journal ? journal_find(e->w->journal, path) : NULL;
 	int r;
 
-	if (!orig)
+	if (!je)
 		return 0;
-	r = writer_set(e->w, path, orig);
+	r = writer_restore(e->w, je);
 	if (r < 0)
 		return r;
-	/* back to its original: nothing to restore at stop, and the journal does not grow */
-	if (!e->w->dry_run)
-		journal_forget(e->w->journal, path);
-	return 0;
+	/*
+	 * Back to its original, or another writer's now: nothing to restore at
+	 * stop, and the journal does not grow.
+	 */
+	journal_forget(e->w->journal, path);
+	return r;
 }
 
 int act_quota_path(const struct enforcer *e, const char *rel, char *path, size_t len)
@@ -470,6 +472,7 @@ int enforcer_metrics(const struct enforcer *e, FILE *f)
 	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"refused\"} %llu\n", w->refused);
 	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"vanished\"} %llu\n", w->vanished);
 	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"failed\"} %llu\n", w->failed);
+	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"left\"} %llu\n", w->left);
 	return ferror(f) ? -EIO : 0;
 }
 

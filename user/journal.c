@@ -19,7 +19,9 @@
 
 #define JOURNAL_FILE	"journal"
 #define JOURNAL_TMP	"journal.tmp"
-#define JOURNAL_VERSION	1
+#define JOURNAL_VERSION	2
+/* Still loaded: it did not say what was written. */
+#define JOURNAL_VERSION_NO_WRITTEN 1
 /* Far above any real journal (a few thousand cgroup files): refuse a runaway file. */
 #define JOURNAL_SIZE_MAX (64u << 20)
 #define RESTORE_PASSES	4
@@ -84,24 +86,74 @@ static const char *bad_value(const char *value, size_t len)
 	return NULL;
 }
 
+/* Index of @path's entry, or j->n. */
+static size_t find(const struct journal *j, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		if (!strcmp(j->v[i].path, path))
+			break;
+	return i;
+}
+
+const struct journal_entry *journal_find(const struct journal *j, const char *path)
+{
+	size_t i = find(j, path);
+
+	return i < j->n ? &j->v[i] : NULL;
+}
+
 const char *journal_original(const struct journal *j, const char *path)
 {
-	for (size_t i = 0; i < j->n; i++)
-		if (!strcmp(j->v[i].path, path))
-			return j->v[i].value;
-	return NULL;
+	const struct journal_entry *e = journal_find(j, path);
+
+	return e ? e->value : NULL;
 }
 
 bool journal_has(const struct journal *j, const char *path)
 {
-	return journal_original(j, path);
+	return journal_find(j, path);
+}
+
+bool journal_same(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	while (la && strchr(" \t\r\n", a[la - 1]))
+		la--;
+	while (lb && strchr(" \t\r\n", b[lb - 1]))
+		lb--;
+	return la == lb && !memcmp(a, b, la);
+}
+
+enum journal_verdict journal_judge(const struct journal_entry *e, const char *cur)
+{
+	if (journal_same(cur, e->value))
+		return JOURNAL_IN_PLACE;
+	if (!e->written || journal_same(cur, e->written) ||
+	    (e->previous && journal_same(cur, e->previous)))
+		return JOURNAL_RESTORE;
+	return JOURNAL_CHANGED;
 }
 
 static void entry_free(struct journal_entry *e)
 {
 	free(e->path);
 	free(e->value);
-	e->path = e->value = NULL;
+	free(e->written);
+	free(e->previous);
+	e->path = e->value = e->written = e->previous = NULL;
+}
+
+/* strdup() of @s, or NULL for a NULL @s; sets *@fail when the copy fails. */
+static char *dup_or_null(const char *s, bool *fail)
+{
+	char *d = s ? strdup(s) : NULL;
+
+	if (s && !d)
+		*fail = true;
+	return d;
 }
 
 static void entries_free(struct journal *j)
@@ -113,10 +165,12 @@ static void entries_free(struct journal *j)
 	j->n = j->cap = 0;
 }
 
-/* Append copies of @path and @value (no durability: the caller saves). */
-static int entry_push(struct journal *j, const char *path, const char *value)
+/* Append copies of the fields given (no durability: the caller saves). */
+static int entry_push(struct journal *j, const char *path, const char *value, const char *written,
+		      const char *previous)
 {
 	struct journal_entry *e;
+	bool fail = false;
 
 	if (j->n == j->cap) {
 		size_t cap = j->cap ? j->cap * 2 : 16;
@@ -128,9 +182,11 @@ static int entry_push(struct journal *j, const char *path, const char *value)
 		j->cap = cap;
 	}
 	e = &j->v[j->n];
-	e->path = strdup(path);
-	e->value = strdup(value);
-	if (!e->path || !e->value) {
+	e->path = dup_or_null(path, &fail);
+	e->value = dup_or_null(value, &fail);
+	e->written = dup_or_null(written, &fail);
+	e->previous = dup_or_null(previous, &fail);
+	if (fail) {
 		entry_free(e);
 		return -ENOMEM;
 	}
@@ -161,6 +217,11 @@ static char *journal_text(const struct journal *j)
 		}
 		json_object_object_add(e, "path", json_object_new_string(j->v[i].path));
 		json_object_object_add(e, "value", json_object_new_string(j->v[i].value));
+		if (j->v[i].written)
+			json_object_object_add(e, "written", json_object_new_string(j->v[i].written));
+		if (j->v[i].previous)
+			json_object_object_add(e, "previous",
+					       json_object_new_string(j->v[i].previous));
 	}
 	text = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
 							 JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -231,21 +292,50 @@ static int journal_save(struct journal *j)
 	return 0;
 }
 
-int journal_record(struct journal *j, const char *path, const char *value)
+/* @path's next written value @next on top of its entry @e; saved, or @e as it was. */
+static int record_next(struct journal *j, struct journal_entry *e, const char *next)
 {
+	char *written = strdup(next), *previous = e->previous;
+	int err;
+
+	if (!written)
+		return -ENOMEM;
+	e->previous = e->written;
+	e->written = written;
+	err = journal_save(j);
+	if (err) {
+		/* as for a new entry: the caller will not write */
+		e->written = e->previous;
+		e->previous = previous;
+		free(written);
+		return err;
+	}
+	free(previous);
+	return 0;
+}
+
+int journal_record(struct journal *j, const char *path, const char *cur, const char *next)
+{
+	size_t i = find(j, path);
 	const char *why;
 	int err;
 
-	if (journal_has(j, path))
-		return 0;	/* the first value recorded is the original */
 	why = bad_path(path, strlen(path));
 	if (!why)
-		why = bad_value(value, strlen(value));
+		why = bad_value(cur, strlen(cur));
+	if (!why)
+		why = bad_value(next, strlen(next));
 	if (why) {
 		log_warn("journal: %s: %s", path, why);
 		return -EINVAL;
 	}
-	err = entry_push(j, path, value);
+	if (i < j->n) {
+		/* the first value recorded stays the original */
+		if (j->v[i].written && journal_same(j->v[i].written, next))
+			return 0;
+		return record_next(j, &j->v[i], next);
+	}
+	err = entry_push(j, path, cur, next, NULL);
 	if (err)
 		return err;
 	err = journal_save(j);
@@ -448,12 +538,41 @@ void journal_close(struct journal *j)
 	journal_init(j);
 }
 
-/* Check one entry object and add it (unless its path came earlier). */
-static int parse_entry(struct journal *j, json_object *e, size_t i, char *err, size_t errlen)
+/*
+ * Entry @i's value string @key into *@out (NULL when absent and not
+ * @required); -EBADMSG with the reason otherwise.
+ */
+static int entry_value(json_object *e, const char *key, bool required, size_t i,
+		       const char **out, char *err, size_t errlen)
 {
-	json_object *path = NULL, *value = NULL;
-	bool has_path, has_value;
+	json_object *v = NULL;
+	bool has = json_object_object_get_ex(e, key, &v);
 	const char *why;
+
+	*out = NULL;
+	if (!has && !required)
+		return 0;
+	if (!json_object_is_type(v, json_type_string)) {
+		seterr(err, errlen, "entry %zu: %s: %s", i, key, has ? "not a string" : "missing");
+		return -EBADMSG;
+	}
+	*out = json_object_get_string(v);
+	why = !strcmp(key, "path") ? bad_path(*out, (size_t)json_object_get_string_len(v)) :
+				     bad_value(*out, (size_t)json_object_get_string_len(v));
+	if (why) {
+		seterr(err, errlen, "entry %zu: %s: %s", i, key, why);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* Check one entry object of a journal of @version and add it (unless its path came earlier). */
+static int parse_entry(struct journal *j, json_object *e, size_t i, int64_t version, char *err,
+		       size_t errlen)
+{
+	bool written = version != JOURNAL_VERSION_NO_WRITTEN;
+	const char *path, *value, *last, *previous;
+	int ret;
 
 	if (!json_object_is_type(e, json_type_object)) {
 		seterr(err, errlen, "entry %zu: not an object", i);
@@ -461,40 +580,31 @@ static int parse_entry(struct journal *j, json_object *e, size_t i, char *err, s
 	}
 	json_object_object_foreach(e, key, val) {
 		(void)val;
-		if (strcmp(key, "path") && strcmp(key, "value")) {
+		if (strcmp(key, "path") && strcmp(key, "value") &&
+		    (!written || (strcmp(key, "written") && strcmp(key, "previous")))) {
 			seterr(err, errlen, "entry %zu: unknown key \"%.32s\"", i, key);
 			return -EBADMSG;
 		}
 	}
-	has_path = json_object_object_get_ex(e, "path", &path);
-	has_value = json_object_object_get_ex(e, "value", &value);
-	if (!json_object_is_type(path, json_type_string)) {
-		seterr(err, errlen, "entry %zu: path: %s", i, has_path ? "not a string" : "missing");
-		return -EBADMSG;
-	}
-	if (!json_object_is_type(value, json_type_string)) {
-		seterr(err, errlen, "entry %zu: value: %s", i, has_value ? "not a string" : "missing");
-		return -EBADMSG;
-	}
-	why = bad_path(json_object_get_string(path), (size_t)json_object_get_string_len(path));
-	if (why) {
-		seterr(err, errlen, "entry %zu: path: %s", i, why);
-		return -EBADMSG;
-	}
-	why = bad_value(json_object_get_string(value), (size_t)json_object_get_string_len(value));
-	if (why) {
-		seterr(err, errlen, "entry %zu: value: %s", i, why);
-		return -EBADMSG;
-	}
-	if (journal_has(j, json_object_get_string(path)))
+	ret = entry_value(e, "path", true, i, &path, err, errlen);
+	if (!ret)
+		ret = entry_value(e, "value", true, i, &value, err, errlen);
+	if (!ret)
+		ret = entry_value(e, "written", written, i, &last, err, errlen);
+	if (!ret)
+		ret = entry_value(e, "previous", false, i, &previous, err, errlen);
+	if (ret)
+		return ret;
+	if (journal_has(j, path))
 		return 0;	/* keep the first: it is the original */
-	return entry_push(j, json_object_get_string(path), json_object_get_string(value));
+	return entry_push(j, path, value, last, previous);
 }
 
 /* Check the document's shape and add its entries to @j. */
 static int parse_doc(struct journal *j, json_object *doc, char *err, size_t errlen)
 {
 	json_object *version, *entries;
+	int64_t v;
 	size_t n;
 	int ret;
 
@@ -504,8 +614,10 @@ static int parse_doc(struct journal *j, json_object *doc, char *err, size_t errl
 	}
 	if (!json_object_object_get_ex(doc, "version", &version) ||
 	    !json_object_is_type(version, json_type_int) ||
-	    json_object_get_int64(version) != JOURNAL_VERSION) {
-		seterr(err, errlen, "version: want %d", JOURNAL_VERSION);
+	    ((v = json_object_get_int64(version)) != JOURNAL_VERSION &&
+	     v != JOURNAL_VERSION_NO_WRITTEN)) {
+		seterr(err, errlen, "version: want %d or %d", JOURNAL_VERSION,
+		       JOURNAL_VERSION_NO_WRITTEN);
 		return -EBADMSG;
 	}
 	if (!json_object_object_get_ex(doc, "entries", &entries) ||
@@ -515,7 +627,7 @@ static int parse_doc(struct journal *j, json_object *doc, char *err, size_t errl
 	}
 	n = json_object_array_length(entries);
 	for (size_t i = 0; i < n; i++) {
-		ret = parse_entry(j, json_object_array_get_idx(entries, i), i, err, errlen);
+		ret = parse_entry(j, json_object_array_get_idx(entries, i), i, v, err, errlen);
 		if (ret)
 			return ret;
 	}
@@ -659,7 +771,7 @@ enum restore_state { RS_PENDING, RS_DONE, RS_KEPT };
 
 static bool restore_done(int ret)
 {
-	return !ret || ret == -ENOENT || ret == -ENODEV;
+	return !ret || ret == JOURNAL_LEFT || ret == -ENOENT || ret == -ENODEV;
 }
 
 /*
@@ -675,8 +787,7 @@ static bool restore_retry(int ret)
 
 /* One pass over the pending entries; returns how many were done in it. */
 static size_t restore_pass(struct journal *j, enum restore_state *st, int *errs,
-			   int (*restore)(void *ctx, const char *path, const char *value),
-			   void *ctx)
+			   journal_restore_fn restore, void *ctx)
 {
 	size_t done = 0;
 
@@ -685,8 +796,8 @@ static size_t restore_pass(struct journal *j, enum restore_state *st, int *errs,
 
 		if (st[i] != RS_PENDING)
 			continue;
-		ret = restore(ctx, j->v[i].path, j->v[i].value);
-		if (ret > 0)
+		ret = restore(ctx, &j->v[i]);
+		if (ret > 0 && ret != JOURNAL_LEFT)
 			ret = -ret;
 		errs[i] = ret;
 		if (restore_done(ret)) {
@@ -737,8 +848,7 @@ static void restore_sync(struct journal *j)
 		log_warn("journal: %s: cannot update after restore: %s", j->dir, strerror(-err));
 }
 
-int journal_restore(struct journal *j, int (*restore)(void *ctx, const char *path, const char *value),
-		    void *ctx)
+int journal_restore(struct journal *j, journal_restore_fn restore, void *ctx)
 {
 	enum restore_state *st = NULL;
 	int *errs = NULL;

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The journal of original cgroup values: recorded durably before the first
- * change of each file, so that a stop, or the next start after a crash,
- * puts every value back.
+ * change of each file, with the value about to be written, so that a stop,
+ * or the next start after a crash, puts every value back where the file
+ * still holds what was written, and leaves a value someone else set since.
  *
  * On disk: STATE_DIR/journal, a JSON document
- *   {"version": 1, "entries": [{"path": ABS_PATH, "value": ORIGINAL}, ...]}
- * rewritten whole through a temporary file, fsync'ed, renamed over the old
- * one, and the directory fsync'ed.
+ *   {"version": 2, "entries": [{"path": ABS_PATH, "value": ORIGINAL,
+ *     "written": LAST_WRITTEN, "previous": WRITTEN_BEFORE_IT}, ...]}
+ * ("previous" only after a second value) rewritten whole through a temporary
+ * file, fsync'ed, renamed over the old one, and the directory fsync'ed.
+ * Version 1 (no "written") still loads: its values are restored whatever
+ * the files hold.
  */
 #ifndef KOORD_JOURNAL_H
 #define KOORD_JOURNAL_H
@@ -21,7 +25,23 @@
 struct journal_entry {
 	char *path;	/* absolute path of the cgroup file */
 	char *value;	/* its value before the first change, without trailing newline */
+	char *written;	/* the last value written; NULL: unknown (a version 1 journal) */
+	/*
+	 * The value written before it, NULL when none: what the file holds
+	 * after a crash between the journal's update and the write.
+	 */
+	char *previous;
 };
+
+/* What a restore does with an entry whose file now holds some value. */
+enum journal_verdict {
+	JOURNAL_RESTORE,	/* it holds what was written: put the original back */
+	JOURNAL_IN_PLACE,	/* it holds the original already */
+	JOURNAL_CHANGED,	/* someone else set it since: leave it */
+};
+
+/* A restore callback's result for a value left as another writer set it. */
+#define JOURNAL_LEFT 1
 
 struct journal {
 	char *dir;		/* state dir */
@@ -41,17 +61,30 @@ void journal_init(struct journal *j);
 int journal_open(struct journal *j, const char *dir);
 /* Is @path journaled already? */
 bool journal_has(const struct journal *j, const char *path);
-/* @path's original value (what a rollback puts back), NULL when not journaled. */
+/* @path's entry (its original is what a rollback puts back), NULL when not journaled. */
+const struct journal_entry *journal_find(const struct journal *j, const char *path);
+/* @path's original value, NULL when not journaled. */
 const char *journal_original(const struct journal *j, const char *path);
 /*
- * Add @path's original @value and make it durable before returning (0 at
- * once when @path is journaled already: the first value is the original).
- * On any failure (disk full, read-only dir) the entry is not added, the file
- * on disk is the previous one, the negative errno is returned, and the
+ * Record that @next is about to be written to @path, which holds @cur, and
+ * make it durable before returning: the first record of @path journals @cur
+ * as its original; a later one moves the last written value to "previous"
+ * (0 at once, nothing saved, when @next is the last written already).
+ * On any failure (disk full, read-only dir) the journal is as before, the
+ * file on disk is the previous one, the negative errno is returned, and the
  * caller must not change the file. -EINVAL for a path or value the journal
  * could not load back (relative, "..", a value of JOURNAL_VALUE_MAX or more).
  */
-int journal_record(struct journal *j, const char *path, const char *value);
+int journal_record(struct journal *j, const char *path, const char *cur, const char *next);
+/*
+ * What to do with @e's file holding @cur (trailing whitespace aside): nothing
+ * when it holds the original; restore it when it holds the last value
+ * written or the one before it (or when the journal does not know what was
+ * written); leave it otherwise.
+ */
+enum journal_verdict journal_judge(const struct journal_entry *e, const char *cur);
+/* @a and @b equal but for trailing whitespace (a cgroup file ends in a newline). */
+bool journal_same(const char *a, const char *b);
 /*
  * Drop @path's entry: its original is back in place (a rollback), and a
  * later write journals the value then found. 0, or the save's error (the
@@ -65,16 +98,18 @@ int journal_forget(struct journal *j, const char *path);
  */
 int journal_prune(struct journal *j);
 /*
- * Put back every original value through @restore (the writer's raw write),
- * retrying in further passes those refused with EACCES, EBUSY or EINVAL (a
- * cpuset parent must widen before its child), then remove the journal file. Files that
- * vanished (ENOENT, ENODEV) count as restored. Returns the number of values
- * that could not be restored (they stay in the file for the next start, in
- * their order), or -ENOMEM. Up to 4 passes, stopping at one that restores
- * nothing; other errors are kept at once.
+ * Put back every original value through @restore (the writer's restore:
+ * 0 when done, JOURNAL_LEFT for a value another writer set since, or a
+ * negative errno), retrying in further passes those refused with EACCES,
+ * EBUSY or EINVAL (a cpuset parent must widen before its child), then remove
+ * the journal file. Files that vanished (ENOENT, ENODEV) count as restored,
+ * values left as done. Returns the number of values that could not be
+ * restored (they stay in the file for the next start, in their order), or
+ * -ENOMEM. Up to 4 passes, stopping at one that restores nothing; other
+ * errors are kept at once.
  */
-int journal_restore(struct journal *j, int (*restore)(void *ctx, const char *path, const char *value),
-		    void *ctx);
+typedef int (*journal_restore_fn)(void *ctx, const struct journal_entry *e);
+int journal_restore(struct journal *j, journal_restore_fn restore, void *ctx);
 /* Free the entries and close the dir; the file stays for the next start. */
 void journal_close(struct journal *j);
 

@@ -360,28 +360,38 @@ int writer_raw(struct writer *w, const char *path, const char *value)
 	return err;
 }
 
-static bool same_value(const char *cur, const char *value)
-{
-	size_t len = strlen(value);
-
-	while (len && strchr(" \t\r\n", value[len - 1]))
-		len--;
-	return strlen(cur) == len && !strncmp(cur, value, len);
-}
-
-/* Journal @cur as @path's original unless it is already; 0 or the error. */
-static int journal_first(struct writer *w, const char *path, const char *cur)
+/* Journal that @next goes to @path, holding @cur (its original at the first write); 0 or the error. */
+static int journal_next(struct writer *w, const char *path, const char *cur, const char *next)
 {
 	int err;
 
-	if (!w->journal || journal_has(w->journal, path))
+	if (!w->journal)
 		return 0;
-	err = journal_record(w->journal, path, cur);
+	err = journal_record(w->journal, path, cur, next);
 	if (err) {
 		w->failed++;
 		log_warn("%s: left unchanged: cannot journal its value: %s", path, strerror(-err));
 	}
 	return err;
+}
+
+/*
+ * The file may read back otherwise than @value was written (a kernel's own
+ * form): journal what it holds as written, so that a restore knows it as
+ * ours. @buf is scratch of JOURNAL_VALUE_MAX bytes.
+ */
+static void journal_read_back(struct writer *w, const char *path, const char *value, char *buf)
+{
+	int err;
+
+	if (!w->journal || writer_read(w, path, buf, JOURNAL_VALUE_MAX) ||
+	    journal_same(buf, value))
+		return;
+	err = journal_record(w->journal, path, value, buf);
+	if (err)
+		log_warn("%s: reads back %s after %s was written, and the journal cannot say so (%s): "
+			 "a restore will take it for another writer's value", path, buf, value,
+			 strerror(-err));
 }
 
 int writer_set(struct writer *w, const char *path, const char *value)
@@ -398,7 +408,7 @@ int writer_set(struct writer *w, const char *path, const char *value)
 	err = writer_read(w, path, cur, JOURNAL_VALUE_MAX);
 	if (err)
 		goto out;
-	if (same_value(cur, value)) {
+	if (journal_same(cur, value)) {
 		w->skipped++;
 		err = 1;
 		goto out;
@@ -407,31 +417,72 @@ int writer_set(struct writer *w, const char *path, const char *value)
 		log_info("would write %s to %s (now %s)", value, path, cur);
 		goto out;
 	}
-	err = journal_first(w, path, cur);
+	err = journal_next(w, path, cur, value);
 	if (err)
 		goto out;
 	err = write_value(w, path, value);
-	if (!err)
+	if (!err) {
 		log_info("%s: %s -> %s", path, cur, value);
+		journal_read_back(w, path, value, cur);
+	}
 out:
 	free(cur);
 	return err;
 }
 
-static int restore_one(void *ctx, const char *path, const char *value)
+int writer_restore(struct writer *w, const struct journal_entry *e)
 {
-	return writer_raw(ctx, path, value);
+	char *cur;
+	int err;
+
+	if (w->dry_run) {
+		log_info("would restore %s to %s", e->value, e->path);
+		return 0;
+	}
+	cur = malloc(JOURNAL_VALUE_MAX);
+	if (!cur)
+		return -ENOMEM;
+	err = writer_read(w, e->path, cur, JOURNAL_VALUE_MAX);
+	if (err)
+		goto out;
+	switch (journal_judge(e, cur)) {
+	case JOURNAL_IN_PLACE:
+		w->skipped++;
+		break;
+	case JOURNAL_RESTORE:
+		err = write_value(w, e->path, e->value);
+		if (!err)
+			log_info("%s: %s -> %s (restored)", e->path, cur, e->value);
+		break;
+	case JOURNAL_CHANGED:
+		w->left++;
+		log_warn("%s: left as it is: it holds %s, not what was written (%s); another writer "
+			 "set it since", e->path, cur, e->written);
+		err = JOURNAL_LEFT;
+		break;
+	}
+out:
+	free(cur);
+	return err;
+}
+
+static int restore_one(void *ctx, const struct journal_entry *e)
+{
+	return writer_restore(ctx, e);
+}
+
+int writer_restore_journal(struct writer *w, struct journal *j)
+{
+	if (w->dry_run) {
+		log_info("would restore %zu values", j->n);
+		return (int)j->n;
+	}
+	return journal_restore(j, restore_one, w);
 }
 
 int writer_restore_all(struct writer *w)
 {
-	if (!w->journal)
-		return 0;
-	if (w->dry_run) {
-		log_info("would restore %zu values", w->journal->n);
-		return (int)w->journal->n;
-	}
-	return journal_restore(w->journal, restore_one, w);
+	return w->journal ? writer_restore_journal(w, w->journal) : 0;
 }
 
 void writer_free(struct writer *w)

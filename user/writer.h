@@ -24,9 +24,10 @@ struct writer {
 	/*
 	 * writes: done (not counting dry-run ones); skipped: value already
 	 * there; refused: outside the roots or through a symlink; vanished:
-	 * the cgroup went away; failed: any other error, journal included.
+	 * the cgroup went away; failed: any other error, journal included;
+	 * left: values not restored, another writer having set them since.
 	 */
-	unsigned long long writes, skipped, refused, vanished, failed;
+	unsigned long long writes, skipped, refused, vanished, failed, left;
 };
 
 /* Empty writer; @journal may be NULL only with @dry_run. */
@@ -55,9 +56,11 @@ int writer_read(struct writer *w, const char *path, char *buf, size_t len);
  * Set @path to @value: 0 when written (or, dry run, would be), 1 when it
  * already held @value (trailing whitespace ignored; nothing written),
  * -EPERM outside the roots, -ELOOP through a symlink, -ENOENT when the
- * cgroup vanished, the journal's error when the original could not be
- * journaled (then the file is left unchanged), -EIO for a short write, or
- * the write's errno. @value goes in one write(); "" is written as "\n".
+ * cgroup vanished, the journal's error when the original and @value could
+ * not be journaled (then the file is left unchanged), -EIO for a short
+ * write, or the write's errno. @value goes in one write(); "" is written as
+ * "\n". The journal records @value before the write, and what the file
+ * reads back after it when that differs.
  */
 int writer_set(struct writer *w, const char *path, const char *value);
 /*
@@ -66,10 +69,19 @@ int writer_set(struct writer *w, const char *path, const char *value);
  */
 int writer_raw(struct writer *w, const char *path, const char *value);
 /*
- * Put every journaled file back (journal_restore through writer_raw): the
- * roots must be added first, a path outside them stays journaled. Returns
- * the number left, as journal_restore; a dry run restores nothing.
+ * Put @e's original back where its file still holds what was written
+ * (journal_judge): 0 when restored, or when the original is in place;
+ * JOURNAL_LEFT, logged and counted in @left, when another writer set it
+ * since; the read's or the write's error otherwise (-ENOENT: vanished).
  */
+int writer_restore(struct writer *w, const struct journal_entry *e);
+/*
+ * Put every file of @j back (journal_restore through writer_restore): the
+ * roots must be added first, a path outside them stays journaled. Returns
+ * the number not restored, as journal_restore; a dry run restores nothing.
+ */
+int writer_restore_journal(struct writer *w, struct journal *j);
+/* writer_restore_journal() of the writer's own journal. */
 int writer_restore_all(struct writer *w);
 /* Close the roots; the journal is the caller's. */
 void writer_free(struct writer *w);

@@ -6,6 +6,10 @@
  * a child wider than its parent, which v1 refuses with EACCES (measured on
  * 6.18). Every value must come back, the journal removed. On v2 (the VM
  * self-test) there is no such rule, and the same must hold.
+ *
+ * A value is put back only where the file still holds what was written:
+ * the kernel's own form of it ("1-1" reads back "1") counts as written; a
+ * value another writer set since is left as it is.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -40,6 +44,10 @@ static void cleanup(void)
 		snprintf(path, sizeof(path), "%.*s/parent/child", BASE_LEN - 1, base);
 		rmdir(path);
 		snprintf(path, sizeof(path), "%.*s/parent", BASE_LEN - 1, base);
+		rmdir(path);
+		snprintf(path, sizeof(path), "%.*s/kernel-form", BASE_LEN - 1, base);
+		rmdir(path);
+		snprintf(path, sizeof(path), "%.*s/set-by-other", BASE_LEN - 1, base);
 		rmdir(path);
 		rmdir(base);
 	}
@@ -77,10 +85,20 @@ static void get(const char *dir, const char *file, char *buf, size_t len)
 	fclose(f);
 }
 
+/* @name below @base with every CPU and memory node (v1 makes a cpuset empty). */
+static int sibling(const char *name, const char *all, const char *mems, char *dir, size_t len)
+{
+	snprintf(dir, len, "%.*s/%s", BASE_LEN - 1, base, name);
+	if (mkdir(dir, 0755) || put(dir, "cpuset.cpus", all) || put(dir, "cpuset.mems", mems))
+		return -errno;
+	return 0;
+}
+
 int main(void)
 {
 	char all[64], mems[64], parent[PATH_LEN], child[PATH_LEN], path[PATH_LEN + 16];
-	char got_parent[64], got_child[64];
+	char got_parent[64], got_child[64], form[PATH_LEN], other[PATH_LEN], got[64];
+	const struct journal_entry *je;
 	struct hierarchies hier;
 	struct journal journal;
 	struct writer w;
@@ -116,7 +134,9 @@ int main(void)
 	    put(base, "cpuset.cpus", all) || put(base, "cpuset.mems", mems) ||
 	    mkdir(parent, 0755) || (v2 && put(parent, "cgroup.subtree_control", "+cpuset")) ||
 	    put(parent, "cpuset.cpus", all) || put(parent, "cpuset.mems", mems) ||
-	    mkdir(child, 0755) || put(child, "cpuset.cpus", all) || put(child, "cpuset.mems", mems)) {
+	    mkdir(child, 0755) || put(child, "cpuset.cpus", all) || put(child, "cpuset.mems", mems) ||
+	    sibling("kernel-form", all, mems, form, sizeof(form)) ||
+	    sibling("set-by-other", all, mems, other, sizeof(other))) {
 		fprintf(stderr, "cannot set up %s: %s\n", base, strerror(errno));
 		return 1;
 	}
@@ -134,12 +154,27 @@ int main(void)
 	check(writer_set(&w, path, "1") == 0, "the child narrows to CPU 1");
 	snprintf(path, sizeof(path), "%s/cpuset.cpus", parent);
 	check(writer_set(&w, path, "1") == 0, "then its parent");
+	snprintf(path, sizeof(path), "%s/cpuset.cpus", form);
+	check(writer_set(&w, path, "1-1") == 0, "\"1-1\" written");
+	je = journal_find(&journal, path);
+	check(je && je->written && !strcmp(je->written, "1") && je->previous &&
+	      !strcmp(je->previous, "1-1"), "the journal holds what the kernel reads back (%s), "
+	      "after what was written (%s)", je && je->written ? je->written : "-",
+	      je && je->previous ? je->previous : "-");
+	snprintf(path, sizeof(path), "%s/cpuset.cpus", other);
+	check(writer_set(&w, path, "1") == 0 && put(other, "cpuset.cpus", "0") == 0,
+	      "a cpuset narrowed to CPU 1, then set to CPU 0 by another writer");
 	r = writer_restore_all(&w);
 	get(parent, "cpuset.cpus", got_parent, sizeof(got_parent));
 	get(child, "cpuset.cpus", got_child, sizeof(got_child));
 	check(r == 0, "the journal restores every value (%d left)", r);
 	check(!strcmp(got_parent, all) && !strcmp(got_child, all),
 	      "parent and child are back to %s (parent %s, child %s)", all, got_parent, got_child);
+	get(form, "cpuset.cpus", got, sizeof(got));
+	check(!strcmp(got, all), "the one written in another form is back to %s (%s)", all, got);
+	get(other, "cpuset.cpus", got, sizeof(got));
+	check(!strcmp(got, "0") && w.left == 1,
+	      "the one another writer set is left as it set it (%s; %llu left)", got, w.left);
 	snprintf(path, sizeof(path), "%s/journal", state_dir);
 	check(access(path, F_OK) && errno == ENOENT, "and the journal file is gone");
 	journal_close(&journal);

@@ -107,22 +107,22 @@ static void test_record_round_trip(void **state)
 	assert_int_equal(st.st_mode & 0777, 0700);
 	assert_false(state_has(fx, "journal"));
 
-	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.weight", "100"), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.weight", "100", "w"), 0);
 	/* durable before returning: the file is there, the tmp is gone */
 	assert_true(state_has(fx, "journal"));
 	assert_false(state_has(fx, "journal.tmp"));
 	assert_int_equal(stat(fx->state, &st), 0);
-	assert_int_equal(journal_record(&fx->j, "/cg/b/cpuset.cpus", "0-3,\"8\"\n\\x\t\xc3\xa9"), 0);
-	assert_int_equal(journal_record(&fx->j, "/cg/c/cpuset.cpus", ""), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/b/cpuset.cpus", "0-3,\"8\"\n\\x\t\xc3\xa9", "w"), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/c/cpuset.cpus", "", "w"), 0);
 	/* the first value is the original: a second record keeps it */
-	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.weight", "200"), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.weight", "200", "w"), 0);
 	assert_int_equal(fx->j.n, 3);
 	assert_true(journal_has(&fx->j, "/cg/b/cpuset.cpus"));
 	assert_false(journal_has(&fx->j, "/cg/b"));
 
 	/* what the journal refuses it could not load back */
-	assert_int_equal(journal_record(&fx->j, "cg/rel", "1"), -EINVAL);
-	assert_int_equal(journal_record(&fx->j, "/cg/../etc/x", "1"), -EINVAL);
+	assert_int_equal(journal_record(&fx->j, "cg/rel", "1", "w"), -EINVAL);
+	assert_int_equal(journal_record(&fx->j, "/cg/../etc/x", "1", "w"), -EINVAL);
 	assert_int_equal(fx->j.n, 3);
 
 	journal_init(&back);
@@ -133,6 +133,8 @@ static void test_record_round_trip(void **state)
 	assert_string_equal(back.v[1].path, "/cg/b/cpuset.cpus");
 	assert_string_equal(back.v[1].value, "0-3,\"8\"\n\\x\t\xc3\xa9");
 	assert_string_equal(back.v[2].value, "");
+	assert_string_equal(back.v[0].written, "w");
+	assert_null(back.v[0].previous);
 	journal_close(&back);
 
 	/* a stop without restore leaves the journal for the next start */
@@ -213,9 +215,9 @@ static void test_forget_and_prune(void **state)
 	close(fd);
 	snprintf(gone, sizeof(gone), "%s/removed-pod/cpu.idle", fx->base);
 	assert_int_equal(journal_open(&fx->j, fx->state), 0);
-	assert_int_equal(journal_record(&fx->j, here, "0"), 0);
-	assert_int_equal(journal_record(&fx->j, gone, "0"), 0);
-	assert_int_equal(journal_record(&fx->j, "/cg/rolled-back/cpu.max", "max 100000"), 0);
+	assert_int_equal(journal_record(&fx->j, here, "0", "w"), 0);
+	assert_int_equal(journal_record(&fx->j, gone, "0", "w"), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/rolled-back/cpu.max", "max 100000", "w"), 0);
 	assert_int_equal(journal_forget(&fx->j, "/cg/rolled-back/cpu.max"), 0);
 	assert_int_equal(journal_forget(&fx->j, "/cg/never-written"), 0);
 	assert_int_equal(fx->j.n, 2);
@@ -230,7 +232,7 @@ static void test_forget_and_prune(void **state)
 	assert_string_equal(back.v[0].path, here);
 	journal_close(&back);
 	/* forgotten, a path is journaled afresh at its next write */
-	assert_int_equal(journal_record(&fx->j, "/cg/rolled-back/cpu.max", "50000 100000"), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/rolled-back/cpu.max", "50000 100000", "w"), 0);
 	assert_string_equal(journal_original(&fx->j, "/cg/rolled-back/cpu.max"), "50000 100000");
 }
 
@@ -242,12 +244,12 @@ static void test_record_fails_tmp_symlink(void **state)
 	struct journal back;
 
 	assert_int_equal(journal_open(&fx->j, fx->state), 0);
-	assert_int_equal(journal_record(&fx->j, "/cg/a", "1"), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/a", "1", "w"), 0);
 	state_path(fx, "journal.tmp", tmp, sizeof(tmp));
 	snprintf(target, sizeof(target), "%s/target", fx->base);
 	assert_int_equal(symlink(target, tmp), 0);
 
-	assert_int_equal(journal_record(&fx->j, "/cg/b", "2"), -ELOOP);
+	assert_int_equal(journal_record(&fx->j, "/cg/b", "2", "w"), -ELOOP);
 	assert_int_equal(fx->j.n, 1);
 	assert_false(journal_has(&fx->j, "/cg/b"));
 	assert_false(state_has(fx, "journal.tmp"));	/* removed */
@@ -259,7 +261,7 @@ static void test_record_fails_tmp_symlink(void **state)
 	journal_close(&back);
 
 	/* the tmp is gone, so the next record works */
-	assert_int_equal(journal_record(&fx->j, "/cg/b", "2"), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/b", "2", "w"), 0);
 	assert_int_equal(fx->j.n, 2);
 }
 
@@ -271,10 +273,10 @@ static void test_record_fails_tmp_dir(void **state)
 	struct journal back;
 
 	assert_int_equal(journal_open(&fx->j, fx->state), 0);
-	assert_int_equal(journal_record(&fx->j, "/cg/a", "1"), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/a", "1", "w"), 0);
 	state_path(fx, "journal.tmp", tmp, sizeof(tmp));
 	assert_int_equal(mkdir(tmp, 0700), 0);
-	assert_int_equal(journal_record(&fx->j, "/cg/b", "2"), -EISDIR);
+	assert_int_equal(journal_record(&fx->j, "/cg/b", "2", "w"), -EISDIR);
 	assert_int_equal(fx->j.n, 1);
 	journal_init(&back);
 	load_disk(fx, &back);
@@ -293,7 +295,7 @@ static void test_record_fails_rename(void **state)
 	assert_int_equal(mkdir(path, 0700), 0);
 	snprintf(path, sizeof(path), "%s/journal/x", fx->state);
 	assert_int_equal(mkdir(path, 0700), 0);
-	assert_int_equal(journal_record(&fx->j, "/cg/a", "1"), -EISDIR);
+	assert_int_equal(journal_record(&fx->j, "/cg/a", "1", "w"), -EISDIR);
 	assert_int_equal(fx->j.n, 0);
 	assert_false(state_has(fx, "journal.tmp"));
 }
@@ -305,7 +307,7 @@ static void test_record_fails_dir_gone(void **state)
 
 	assert_int_equal(journal_open(&fx->j, fx->state), 0);
 	assert_int_equal(rmdir(fx->state), 0);
-	assert_int_equal(journal_record(&fx->j, "/cg/a", "1"), -ENOENT);
+	assert_int_equal(journal_record(&fx->j, "/cg/a", "1", "w"), -ENOENT);
 	assert_int_equal(fx->j.n, 0);
 	assert_false(journal_has(&fx->j, "/cg/a"));
 }
@@ -322,7 +324,16 @@ static const struct {
 	{ "{\"version\":1,\"entries\":[]} x", "offset 27" },
 	{ "[]", "not a JSON object" },
 	{ "{\"entries\":[]}", "version" },
-	{ "{\"version\":2,\"entries\":[]}", "version" },
+	{ "{\"version\":3,\"entries\":[]}", "version" },
+	/* version 1 did not say what was written; version 2 must */
+	{ "{\"version\":1,\"entries\":[{\"path\":\"/a\",\"value\":\"1\",\"written\":\"2\"}]}",
+	  "entry 0: unknown key \"written\"" },
+	{ "{\"version\":2,\"entries\":[{\"path\":\"/a\",\"value\":\"1\"}]}",
+	  "entry 0: written: missing" },
+	{ "{\"version\":2,\"entries\":[{\"path\":\"/a\",\"value\":\"1\",\"written\":2}]}",
+	  "entry 0: written: not a string" },
+	{ "{\"version\":2,\"entries\":[{\"path\":\"/a\",\"value\":\"1\",\"written\":\"2\","
+	  "\"previous\":null}]}", "entry 0: previous: not a string" },
 	{ "{\"version\":\"1\",\"entries\":[]}", "version" },
 	{ "{\"version\":1.0,\"entries\":[]}", "version" },
 	{ "{\"version\":1}", "entries: not an array" },
@@ -396,6 +407,9 @@ static void test_parse_good(void **state)
 		"{\"path\":\"/cg/b\",\"value\":\"\"},\n"
 		"{\"path\":\"/cg/a\",\"value\":\"second\"} ], \"version\" : 1 }\n\n";
 	static const char empty[] = "{\"version\":1,\"entries\":[]}";
+	static const char v2[] = "{\"version\":2,\"entries\":[{\"path\":\"/cg/a\",\"value\":\"1\","
+				 "\"written\":\"3\",\"previous\":\"2\"},{\"path\":\"/cg/b\","
+				 "\"value\":\"\",\"written\":\"0-1\"}]}";
 	struct journal j;
 	char err[128];
 
@@ -408,9 +422,83 @@ static void test_parse_good(void **state)
 	assert_string_equal(j.v[0].value, "first");
 	assert_string_equal(j.v[1].path, "/cg/b");
 	assert_string_equal(j.v[1].value, "");
+	assert_null(j.v[0].written);
 	assert_int_equal(journal_parse(&j, empty, strlen(empty), err, sizeof(err)), 0);
 	assert_int_equal(j.n, 0);
+	assert_int_equal(journal_parse(&j, v2, strlen(v2), err, sizeof(err)), 0);
+	assert_int_equal(j.n, 2);
+	assert_string_equal(j.v[0].written, "3");
+	assert_string_equal(j.v[0].previous, "2");
+	assert_string_equal(j.v[1].written, "0-1");
+	assert_null(j.v[1].previous);
 	journal_close(&j);
+}
+
+/*
+ * Each write is journaled before it happens: the last value written and the
+ * one before it (a crash between the journal's update and the write leaves
+ * the file holding that one), on disk as in memory; the original stays.
+ */
+static void test_record_written(void **state)
+{
+	struct fixture *fx = *state;
+	const struct journal_entry *e;
+	struct journal back;
+	char tmp[PATH_MAX + 32];
+
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.cfs_quota_us", "-1", "50000"), 0);
+	e = journal_find(&fx->j, "/cg/a/cpu.cfs_quota_us");
+	assert_non_null(e);
+	assert_string_equal(e->value, "-1");
+	assert_string_equal(e->written, "50000");
+	assert_null(e->previous);
+	/* the same value again changes nothing */
+	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.cfs_quota_us", "50000", "50000\n"), 0);
+	assert_null(e->previous);
+	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.cfs_quota_us", "50000", "25000"), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.cfs_quota_us", "25000", "12500"), 0);
+	assert_string_equal(e->value, "-1");
+	assert_string_equal(e->written, "12500");
+	assert_string_equal(e->previous, "25000");
+	journal_init(&back);
+	load_disk(fx, &back);
+	assert_int_equal(back.n, 1);
+	assert_string_equal(back.v[0].value, "-1");
+	assert_string_equal(back.v[0].written, "12500");
+	assert_string_equal(back.v[0].previous, "25000");
+	journal_close(&back);
+
+	/* a save that fails leaves the entry as it was: the caller does not write */
+	state_path(fx, "journal.tmp", tmp, sizeof(tmp));
+	assert_int_equal(mkdir(tmp, 0700), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.cfs_quota_us", "12500", "6250"), -EISDIR);
+	assert_string_equal(e->written, "12500");
+	assert_string_equal(e->previous, "25000");
+	assert_int_equal(rmdir(tmp), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.cfs_quota_us", "12500", "6250"), 0);
+	assert_string_equal(e->previous, "12500");
+}
+
+/* A restore puts back only what the file holds from us. */
+static void test_judge(void **state)
+{
+	struct journal_entry e = { .path = "/cg/a/cpu.cfs_quota_us", .value = "-1",
+				   .written = "12500", .previous = "25000" };
+
+	(void)state;
+	assert_int_equal(journal_judge(&e, "12500"), JOURNAL_RESTORE);
+	assert_int_equal(journal_judge(&e, "25000"), JOURNAL_RESTORE);	/* crashed before the write */
+	assert_int_equal(journal_judge(&e, "-1"), JOURNAL_IN_PLACE);
+	assert_int_equal(journal_judge(&e, "-1\n"), JOURNAL_IN_PLACE);
+	assert_int_equal(journal_judge(&e, "40000"), JOURNAL_CHANGED);	/* another writer's */
+	assert_int_equal(journal_judge(&e, "125000"), JOURNAL_CHANGED);
+	e.previous = NULL;
+	assert_int_equal(journal_judge(&e, "25000"), JOURNAL_CHANGED);
+	/* a version 1 entry does not know: restored whatever the file holds */
+	e.written = NULL;
+	assert_int_equal(journal_judge(&e, "40000"), JOURNAL_RESTORE);
+	assert_int_equal(journal_judge(&e, "-1"), JOURNAL_IN_PLACE);
 }
 
 static void test_load(void **state)
@@ -458,9 +546,10 @@ struct restore_ctx {
 	int done_upto;
 };
 
-static int scripted(void *arg, const char *path, const char *value)
+static int scripted(void *arg, const struct journal_entry *e)
 {
 	struct restore_ctx *c = arg;
+	const char *path = e->path;
 
 	for (size_t i = 0; i < c->n; i++) {
 		struct script *s = &c->s[i];
@@ -485,7 +574,7 @@ static void record_all(struct fixture *fx, const struct script *s, size_t n)
 {
 	assert_int_equal(journal_open(&fx->j, fx->state), 0);
 	for (size_t i = 0; i < n; i++)
-		assert_int_equal(journal_record(&fx->j, s[i].path, "v"), 0);
+		assert_int_equal(journal_record(&fx->j, s[i].path, "v", "w"), 0);
 }
 
 static void test_restore_retries(void **state)
@@ -496,12 +585,13 @@ static void test_restore_retries(void **state)
 		S("/b", -EACCES, 0),		/* a v1 cpuset child before its parent */
 		S("/c", -ENOENT, 0),		/* vanished: as good as restored */
 		S("/d", -ENODEV, 0),
+		S("/e", JOURNAL_LEFT, 0),	/* another writer's value now: not ours to keep */
 	};
-	struct restore_ctx c = { .s = s, .n = 4 };
+	struct restore_ctx c = { .s = s, .n = 5 };
 
-	record_all(fx, s, 4);
+	record_all(fx, s, 5);
 	assert_int_equal(journal_restore(&fx->j, scripted, &c), 0);
-	assert_string_equal(c.order, "abcdb");
+	assert_string_equal(c.order, "abcdeb");
 	assert_int_equal(fx->j.n, 0);
 	/* nothing left: the journal is removed, its dir stays */
 	assert_false(state_has(fx, "journal"));
@@ -589,6 +679,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_record_fails_dir_gone, setup, teardown),
 		cmocka_unit_test(test_parse_bad),
 		cmocka_unit_test(test_parse_good),
+		cmocka_unit_test_setup_teardown(test_record_written, setup, teardown),
+		cmocka_unit_test(test_judge),
 		cmocka_unit_test_setup_teardown(test_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_retries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_leaves, setup, teardown),

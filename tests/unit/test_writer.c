@@ -396,6 +396,39 @@ static void test_restore_all(void **state)
 	assert_int_equal(fx->w.vanished, 1);
 }
 
+/*
+ * A value goes back only where the file still holds what was written, or
+ * what was written before it (a crash between the journal's update and the
+ * write); a value someone else set since stays, and so does the original.
+ */
+static void test_restore_only_ours(void **state)
+{
+	struct fixture *fx = *state;
+	char p[PATH_MAX];
+
+	assert_int_equal(writer_set(&fx->w, at(fx, "cg/kubepods/pod1/cpu.weight", p), "2"), 0);
+	put(fx, "cg/kubepods/pod1/cpu.weight", "150\n");		/* the kubelet's, since */
+	assert_int_equal(writer_set(&fx->w, at(fx, "cg/kubepods/pod1/cpuset.cpus", p), "0-1"), 0);
+	assert_int_equal(writer_set(&fx->w, at(fx, "cg/kubepods/cpu.weight", p), "5"), 0);
+	assert_int_equal(writer_set(&fx->w, p, "6"), 0);
+	put(fx, "cg/kubepods/cpu.weight", "5\n");	/* as if "6" was journaled, then a crash */
+	assert_int_equal(writer_set(&fx->w, at(fx, "cg/cpu.weight", p), "3"), 0);
+	put(fx, "cg/cpu.weight", "100\n");		/* someone put the original back */
+	assert_int_equal(fx->j.n, 4);
+	fx->w.writes = 0;
+
+	assert_int_equal(writer_restore_all(&fx->w), 0);
+	assert_string_equal(get(fx, "cg/kubepods/pod1/cpu.weight"), "150\n");
+	assert_string_equal(get(fx, "cg/kubepods/pod1/cpuset.cpus"), "0-7");
+	assert_string_equal(get(fx, "cg/kubepods/cpu.weight"), "100");
+	assert_string_equal(get(fx, "cg/cpu.weight"), "100\n");
+	assert_int_equal(fx->w.left, 1);
+	assert_int_equal(fx->w.writes, 2);
+	/* left or restored, none is ours any more */
+	assert_int_equal(fx->j.n, 0);
+	assert_int_equal(access(at(fx, "state/journal", p), F_OK), -1);
+}
+
 /* A crashed run: its journal is loaded and restored by the next start. */
 static void test_restore_after_crash(void **state)
 {
@@ -459,6 +492,7 @@ int main(void)
 		BOTH(test_vanished),
 		BOTH(test_dry_run),
 		BOTH(test_restore_all),
+		BOTH(test_restore_only_ours),
 		BOTH(test_restore_after_crash),
 		BOTH(test_raw_and_read),
 	};
