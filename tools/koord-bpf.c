@@ -796,6 +796,18 @@ static int rescan(struct daemon *d)
  * sample are looked up (both are sorted): the others were known, or listed
  * unresolved, a period ago.
  */
+/*
+ * Is the kubelet's pod list recent enough to evict pods by? Three polls
+ * missed, each given its timeout, and it is not: a cgroup alone does not
+ * say whose pod it is (docs/enforcement.md#eviction).
+ */
+static bool pods_fresh(const struct daemon *d)
+{
+	double age = d->kube ? kubelet_age(d->kube) : -1;
+
+	return age >= 0 && age <= 3 * d->cfg.kubelet.interval_s + d->cfg.kubelet.timeout_s;
+}
+
 static void maybe_rescan(struct daemon *d)
 {
 	bool fresh = unresolved_fresh(&d->unresolved, &d->table, &d->cur,
@@ -1011,8 +1023,10 @@ static int period(struct daemon *d)
 	err = window_compute(&d->prev, &d->cur, &w);
 	/* ranked once: the enforcer's culprits and the API's suspects are the same list */
 	ranked = !err && !suspects_rank(&w, &d->table, &sus);
-	if (!err && d->enf)
+	if (!err && d->enf) {
+		enforcer_set_pods_fresh(d->enf, pods_fresh(d));
 		enforcer_period(d->enf, &w, &d->table, ranked ? &sus : NULL, now_s());
+	}
 	if (!err)
 		err = exporter_update(&d->exp, &w, &d->cur);
 	if (!err && d->kube)

@@ -54,11 +54,15 @@ struct enforcer {
 	struct target *tg;
 	size_t ntg;
 	struct evict_rate rate;
+	bool pods_fresh;		/* the kubelet's list is recent: pods may be evicted */
+	unsigned int refusals_said;	/* reasons (bits) of the last "no pod may be evicted" line */
 	struct be_cpu_sample be[BE_SAMPLES_MAX];
 	size_t nbe;
 	struct enforce_stats st;
 };
 
+/* Load the eviction limiter a past run saved in the state dir (none in a dry run). */
+void act_rate_load(struct enforcer *e);
 /* MOUNT + REL + "/" + FILE into @buf; -ENAMETOOLONG when it does not fit, -ENOENT without a mount. */
 int act_path(char *buf, size_t len, const char *mount, const char *rel, const char *file);
 /* May a new action of @kind start now (nothing being measured, not held off)? */

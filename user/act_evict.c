@@ -4,8 +4,9 @@
  * rate limit: a culprit still hurting victims at its throttle floor for long
  * enough, node memory above memoryEvictThresholdPercent (BE by priority then
  * memory used), BE CPU satisfaction too low (Koordinator's BECPUEvict: BE by
- * priority then used/request). Candidates are BE pods and YARN containers
- * (one task at a time).
+ * priority then used/request). Candidates are BE pods the kubelet's fresh
+ * list names (never one the cluster needs, unless configured) and YARN
+ * containers (one task at a time).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "act.h"
 #include "evict.h"
@@ -23,6 +25,35 @@
 static bool candidate(const struct container *ct)
 {
 	return (ct->ident.kind == CG_POD && ct->ident.qos == KC_BE) || ct->ident.kind == CG_YARN;
+}
+
+/* May @ct be evicted? A YARN container by its cgroup; a pod only by what the kubelet says of it. */
+static enum evict_refusal refusal(const struct enforcer *e, const struct container *ct)
+{
+	if (ct->ident.kind == CG_YARN)
+		return EVICT_ALLOWED;
+	return evict_pod_refusal(&ct->ident, e->pods_fresh, e->c->eviction.system_pods);
+}
+
+/*
+ * An eviction for @r is called for and no pod may be evicted: say why, once
+ * until the reasons change (the check repeats every period).
+ */
+static void say_refused(struct enforcer *e, enum evict_reason r)
+{
+	const unsigned int *n = e->st.evict_refused;
+	unsigned int said = 0, i;
+
+	for (i = EVICT_ALLOWED + 1; i < EVICT_REFUSAL_NR; i++)
+		if (n[i])
+			said |= 1u << i;
+	if (!said || said == e->refusals_said)
+		return;
+	e->refusals_said = said;
+	log_warn("eviction (%s) called for, but no pod may be evicted: %u without fresh kubelet "
+		 "metadata%s, %u of critical priority, %u static, %u in kube-system", evict_reason_name(r),
+		 n[EVICT_NO_METADATA], *e->c->kubelet.url ? "" : " (no kubelet.url)",
+		 n[EVICT_CRITICAL], n[EVICT_STATIC], n[EVICT_KUBE_SYSTEM]);
 }
 
 static unsigned long long read_ull(struct enforcer *e, const char *mount, const char *rel,
@@ -114,14 +145,20 @@ static struct evict_candidate *candidates(struct enforcer *e, const struct windo
 		free(keys);
 		return NULL;
 	}
+	memset(e->st.evict_refused, 0, sizeof(e->st.evict_refused));
 	for (i = 0; i < t->n; i++) {
 		const struct container *ct = &t->v[i];
+		enum evict_refusal r;
 
 		if (!candidate(ct) || !*key_of(ct) || !act_allowed(e, ct->path))
 			continue;
+		/* a refused pod still counts in BE's requests and use */
+		r = refusal(e, ct);
+		e->st.evict_refused[r]++;
 		keys[*n] = (struct keyed){ key_of(ct), *n };
 		v[(*n)++] = (struct evict_candidate){
 			.path = ct->path,
+			.refused = r,
 			.priority = ct->ident.priority,	/* from the kubelet, 0 without */
 			/* a YARN task's vcores when NodeManager said, else its cpu.shares */
 			.cpu_request = !cpu ? 0 : ct->ident.yarn_vcores ? ct->ident.yarn_vcores :
@@ -136,6 +173,41 @@ static struct evict_candidate *candidates(struct enforcer *e, const struct windo
 	return v;
 }
 
+/* The limiter's file in the state dir (beside the journal, through its trusted fd). */
+#define RATE_FILE	"evictions"
+
+static int state_dirfd(const struct enforcer *e)
+{
+	return e->w->journal && !e->w->dry_run ? e->w->journal->dirfd : -1;
+}
+
+void act_rate_load(struct enforcer *e)
+{
+	struct timespec ts;
+	int dfd = state_dirfd(e), r;
+
+	if (dfd < 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	r = evict_rate_load(&e->rate, ts.tv_sec + ts.tv_nsec / 1e9, dfd, RATE_FILE);
+	if (r)
+		log_warn("%s/%s: %s; the eviction limit starts afresh", e->c->state_dir, RATE_FILE,
+			 strerror(-r));
+	else if (e->rate.n)
+		log_info("%zu evictions of earlier runs count in the eviction limit", e->rate.n);
+}
+
+/* Count an eviction in the limiter, on disk too: a restart does not reset it. */
+static void rate_note(struct enforcer *e)
+{
+	int dfd = state_dirfd(e), r;
+
+	evict_rate_note(&e->rate, e->now);
+	if (dfd >= 0 && (r = evict_rate_save(&e->rate, e->now, dfd, RATE_FILE)))
+		log_warn("%s/%s: cannot save the eviction limit: %s", e->c->state_dir, RATE_FILE,
+			 strerror(-r));
+}
+
 static void evict_one(struct enforcer *e, const struct container *ct, enum evict_reason reason,
 		      const char *why)
 {
@@ -146,8 +218,8 @@ static void evict_one(struct enforcer *e, const struct container *ct, enum evict
 		return;
 	t = (struct evict_target){ .path = ct->path, .pod_uid = ct->ident.pod_uid,
 				   .container_id = ct->ident.container_id, .qos = ct->ident.qos,
-				   .reason = reason };
-	evict_rate_note(&e->rate, e->now);
+				   .reason = reason, .cgid = ct->id };
+	rate_note(e);
 	if (e->w->dry_run) {
 		log_warn("would evict %s (%s): %s", ct->path, evict_reason_name(reason), why);
 		return;
@@ -170,24 +242,31 @@ static void evict_one(struct enforcer *e, const struct container *ct, enum evict
 	log_warn("evicted %s (%s): %s", ct->path, evict_reason_name(reason), why);
 }
 
-/* The first of @v (in order) that its pod's labels let koord-bpf evict for @r; @n: none. */
-static size_t first_allowed(const struct container_table *t, const struct evict_candidate *v,
-			    size_t n, enum evict_reason r)
+/*
+ * The first of @v (in order) that may be evicted and that its pod's labels
+ * let koord-bpf evict for @r; @n: none (and why is said).
+ */
+static size_t first_allowed(struct enforcer *e, const struct container_table *t,
+			    const struct evict_candidate *v, size_t n, enum evict_reason r)
 {
 	const struct container *c;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		c = by_path(t, v[i].path);
-		if (c && !(c->ident.evict_denied & (1u << r)))
+		if (c && v[i].refused == EVICT_ALLOWED && !(c->ident.evict_denied & (1u << r))) {
+			e->refusals_said = 0;
 			return i;
+		}
 	}
+	say_refused(e, r);
 	return n;
 }
 
 static bool evict_culprit(struct enforcer *e, const struct container_table *t)
 {
 	const struct container *ct;
+	enum evict_refusal r;
 	char why[160];
 	size_t i;
 
@@ -199,6 +278,13 @@ static bool evict_culprit(struct enforcer *e, const struct container_table *t)
 		ct = container_table_get(t, tg->cgid);
 		if (ct && ct->ident.evict_denied & (1u << EVICT_CULPRIT))
 			continue;	/* its pod opted out: it stays at its floor */
+		r = ct ? refusal(e, ct) : EVICT_ALLOWED;
+		if (r != EVICT_ALLOWED) {
+			memset(e->st.evict_refused, 0, sizeof(e->st.evict_refused));
+			e->st.evict_refused[r] = 1;
+			say_refused(e, EVICT_CULPRIT);
+			continue;	/* it stays at its floor */
+		}
 		snprintf(why, sizeof(why), "still hurting online work after %.0f s at its %.2f-core floor",
 			 tg->th.at_floor_s, tg->th.limit_cores);
 		evict_one(e, ct, EVICT_CULPRIT, why);
@@ -239,7 +325,7 @@ static void evict_memory(struct enforcer *e, const struct container_table *t,
 	size_t k;
 
 	evict_order_memory(v, n);
-	k = first_allowed(t, v, n, EVICT_MEMORY);
+	k = first_allowed(e, t, v, n, EVICT_MEMORY);
 	if (k == n)
 		return;
 	snprintf(why, sizeof(why), "node memory %.1f%% used >= %d%%; %.0f MiB to release, it uses %.0f MiB",
@@ -260,10 +346,10 @@ static bool evict_be_cpu(struct enforcer *e, const struct container_table *t,
 	size_t k;
 
 	release = be_cpu_release(&e->c->be, e->be, e->nbe, e->dt, window);
-	if (release <= 0 || !n)
+	if (release <= 0)
 		return false;
 	evict_order_cpu(v, n);
-	k = first_allowed(t, v, n, EVICT_BE_CPU);
+	k = first_allowed(e, t, v, n, EVICT_BE_CPU);
 	if (k == n)
 		return false;
 	snprintf(why, sizeof(why), "BE satisfaction %.0f%% (limit %.2f of %.2f requested cores, %.0f%% used); "

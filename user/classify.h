@@ -27,6 +27,8 @@ struct cg_identity {
 	int priority;		/* the pod's spec.priority, 0: unknown */
 	double cpu_request, mem_request;	/* the pod's requests (cores, bytes), 0: unknown */
 	unsigned int evict_denied;	/* bit r: its labels forbid eviction for enum evict_reason r */
+	bool static_pod;		/* the kubelet's own static pod, or its mirror */
+	bool listed;			/* its pod is in the kubelet's last good list */
 	/* a YARN task's request, from NodeManager (yarn_nm.c); 0: unknown */
 	unsigned int yarn_vcores;
 	unsigned long long yarn_memory_mb;

@@ -609,6 +609,7 @@ static const struct field eviction_fields[] = {
 	INT("maxPerMinute", eviction.max_per_minute, 1, 600, 0),
 	NUM("coolDownSeconds", eviction.cool_down_s, 0, NO_MAX, 0),
 	NUM("culpritAtFloorSeconds", eviction.culprit_at_floor_s, 0, NO_MAX, OPEN_MIN),
+	BOOL("systemPods", eviction.system_pods),
 	{ 0 }
 };
 

@@ -76,6 +76,8 @@ struct koord_config {
 		int max_per_minute;		/* "maxPerMinute": 2, 1..600 */
 		double cool_down_s;		/* "coolDownSeconds": 20 */
 		double culprit_at_floor_s;	/* "culpritAtFloorSeconds": 120 */
+		/* "systemPods": false; kube-system, static and priority >= 2e9 pods too */
+		bool system_pods;
 	} eviction;
 
 	struct {			/* "batch": Koordinator's ColocationStrategy */

@@ -212,6 +212,7 @@ int enforcer_new(const struct koord_config *c, const struct hierarchies *h, stru
 	e->st.be_allowed_cores = -1;
 	e->st.be_quota_us = -1;
 	enforcer_set_config(e, c);
+	act_rate_load(e);
 	*out = e;
 	return 0;
 }
@@ -222,6 +223,11 @@ void enforcer_set_config(struct enforcer *e, const struct koord_config *c)
 	smoother_init(&e->sm_node, c->suppress_smoothing_windows);
 	smoother_init(&e->sm_pods, c->suppress_smoothing_windows);
 	smoother_init(&e->sm_non_be, c->suppress_smoothing_windows);
+}
+
+void enforcer_set_pods_fresh(struct enforcer *e, bool fresh)
+{
+	e->pods_fresh = fresh;
 }
 
 static bool under(const char *path, const char *root)
@@ -466,6 +472,11 @@ int enforcer_metrics(const struct enforcer *e, FILE *f)
 			s->evictions_total[r]);
 	scalar(f, "eviction_failures_total", "counter", "Evictions that failed.", true,
 	       s->eviction_failures_total);
+	metric(f, "eviction_refused_pods", "gauge",
+	       "BE pods kept out of the last eviction's candidates, by reason.");
+	for (r = EVICT_ALLOWED + 1; r < EVICT_REFUSAL_NR; r++)
+		fprintf(f, "koord_bpf_eviction_refused_pods{reason=\"%s\"} %u\n",
+			evict_refusal_name(r), s->evict_refused[r]);
 	metric(f, "cgroup_writes_total", "counter", "Cgroup file writes by the writer, by result.");
 	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"written\"} %llu\n", w->writes);
 	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"unchanged\"} %llu\n", w->skipped);

@@ -31,6 +31,8 @@ struct enforce_stats {
 	unsigned long long actions_total, rollbacks_total;
 	unsigned long long evictions_total[EVICT_REASON_NR];
 	unsigned long long eviction_failures_total;
+	/* BE pods kept out of the last eviction's candidates, by enum evict_refusal */
+	unsigned int evict_refused[EVICT_REFUSAL_NR];
 };
 
 struct enforcer;
@@ -39,6 +41,8 @@ struct enforcer;
 int enforcer_new(const struct koord_config *c, const struct hierarchies *h, struct writer *w,
 		 struct enforcer **out);
 void enforcer_set_config(struct enforcer *e, const struct koord_config *c);
+/* Whether the kubelet's pod list is fresh enough to evict pods by (they are not, otherwise). */
+void enforcer_set_pods_fresh(struct enforcer *e, bool fresh);
 /*
  * One period: @w is the window just measured (@dur_ns > 0), @t the
  * classified containers, @sus the window's suspects (NULL: none ranked).

@@ -80,6 +80,13 @@ static int pidset_add(struct pidset *s, pid_t pid)
 	return 1;
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 enum walk_mode {
 	WALK_LIST,	/* count what is listed */
 	WALK_SEE,	/* ... and remember it */
@@ -131,41 +138,111 @@ static int read_procs(struct walk *wk, int dfd)
 	return 0;
 }
 
-static int walk_procs(struct walk *wk, int dfd)
+/* @dfd's cgroup.procs as pids, sorted, into *@out (caller frees); 0 or -errno. */
+static int list_procs(struct walk *wk, int dfd, pid_t **out, size_t *n)
 {
-	pid_t self = getpid();
+	pid_t self = getpid(), *v;
+	size_t cap = 64;
 	char *p, *end;
 	int r;
 
+	*out = NULL;
+	*n = 0;
 	r = read_procs(wk, dfd);
 	/* A removed cgroup's cgroup.procs reads ENODEV while its directory lingers. */
 	if (r == -ENODEV)
 		r = -ENOENT;
 	if (r)
 		return r;
+	if (!(v = malloc(cap * sizeof(*v))))
+		return -ENOMEM;
 	for (p = wk->buf; *p; p = end) {
-		long v = strtol(p, &end, 10);
+		long pid = strtol(p, &end, 10);
 
 		if (end == p) {
 			end = p + 1;
 			continue;
 		}
 		/* Never pid 1 nor ourselves, whatever a cgroup claims. */
-		if (v <= 1 || v == self || v != (pid_t)v)
+		if (pid <= 1 || pid == self || pid != (pid_t)pid)
 			continue;
-		wk->listed++;
-		if (wk->mode == WALK_LIST)
-			continue;
-		/*
-		 * Outside a frozen cgroup a listed pid may exit and be reused
-		 * before the signal: the window is a read and a syscall.
-		 */
-		if (wk->mode == WALK_KILL && kill((pid_t)v, SIGKILL) && errno == ESRCH)
-			continue;
-		if (pidset_add(&wk->pids, (pid_t)v) < 0)
-			return -ENOMEM;
+		if (*n == cap) {
+			pid_t *w = realloc(v, 2 * cap * sizeof(*v));
+
+			if (!w) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = w;
+			cap *= 2;
+		}
+		v[(*n)++] = (pid_t)pid;
 	}
+	qsort(v, *n, sizeof(*v), cmp_pid);
+	*out = v;
 	return 0;
+}
+
+static bool has_pid(const pid_t *v, size_t n, pid_t pid)
+{
+	return bsearch(&pid, v, n, sizeof(*v), cmp_pid);
+}
+
+/*
+ * SIGKILL the @n pids @v listed in @dfd: each through a pidfd opened first,
+ * signalled only if the cgroup still lists it after. A pidfd names one
+ * process, so a pid that exited and was reused by a process elsewhere
+ * between the listing and the signal is not killed. A kernel without
+ * pidfds (before 5.3) gets kill(2), with that window.
+ */
+static int kill_listed(struct walk *wk, int dfd, const pid_t *v, size_t n)
+{
+	int *fds = malloc((n ? n : 1) * sizeof(*fds)), r = 0;
+	pid_t *again = NULL;
+	size_t i, m = 0;
+
+	if (!fds)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		fds[i] = (int)syscall(SYS_pidfd_open, v[i], 0);
+		if (fds[i] < 0 && errno == ENOSYS && !kill(v[i], SIGKILL) &&
+		    pidset_add(&wk->pids, v[i]) < 0)
+			r = -ENOMEM;
+	}
+	if (!r)
+		r = list_procs(wk, dfd, &again, &m);
+	for (i = 0; i < n; i++) {
+		if (fds[i] < 0)
+			continue;
+		if (!r && has_pid(again, m, v[i]) &&
+		    !syscall(SYS_pidfd_send_signal, fds[i], SIGKILL, NULL, 0) &&
+		    pidset_add(&wk->pids, v[i]) < 0)
+			r = -ENOMEM;
+		close(fds[i]);
+	}
+	free(again);
+	free(fds);
+	return r;
+}
+
+static int walk_procs(struct walk *wk, int dfd)
+{
+	size_t n, i;
+	pid_t *v;
+	int r;
+
+	r = list_procs(wk, dfd, &v, &n);
+	if (r)
+		return r;
+	wk->listed += n;
+	if (wk->mode == WALK_KILL)
+		r = kill_listed(wk, dfd, v, n);
+	for (i = 0; !r && wk->mode == WALK_SEE && i < n; i++)
+		if (pidset_add(&wk->pids, v[i]) < 0)
+			r = -ENOMEM;
+	free(v);
+	/* it may be gone by the second listing: what was signalled stands */
+	return r == -ENOENT ? 0 : r;
 }
 
 /*
@@ -371,6 +448,27 @@ static bool is_root_path(const char *rel)
 	return !rel[strspn(rel, "/")];
 }
 
+/* Is the cgroup at @rel still the one of id @cgid (0: not known)? 0, -ESTALE, or the open's error. */
+static int same_cgroup(const struct hierarchies *h, const char *rel, __u64 cgid)
+{
+	const char *mnt = h->cpu[0] ? h->cpu : h->unified;
+	char dir[PATH_MAX];
+	struct stat st;
+	int fd, r = 0;
+
+	if (!cgid || !*mnt)
+		return 0;
+	fd = open_cgroup(mnt, rel, dir, sizeof(dir));
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st))
+		r = -errno;
+	else if ((__u64)st.st_ino != cgid)
+		r = -ESTALE;
+	close(fd);
+	return r;
+}
+
 int evict_kill(struct writer *w, const struct hierarchies *h, const struct evict_target *t)
 {
 	const char *rel = t->path, *how;
@@ -381,6 +479,12 @@ int evict_kill(struct writer *w, const struct hierarchies *h, const struct evict
 
 	if (!rel || is_root_path(rel) || list_has_word(rel, "..", "/"))
 		return -EINVAL;
+	r = same_cgroup(h, rel, t->cgid);
+	if (r == -ESTALE)
+		log_warn("evict %s: not the cgroup measured (id %llu): it was made again since; "
+			 "nothing killed", rel, (unsigned long long)t->cgid);
+	if (r)
+		return r == -ENODEV ? -ENOENT : r;
 	if (h->unified[0]) {
 		dfd = open_cgroup(h->unified, rel, dir, sizeof(dir));
 		if (dfd >= 0 && !fstatat(dfd, "cgroup.kill", &st, AT_SYMLINK_NOFOLLOW)) {

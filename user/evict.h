@@ -20,12 +20,19 @@ struct evict_target {
 	const char *container_id;	/* "" when unknown */
 	enum koord_class qos;
 	enum evict_reason reason;
+	/*
+	 * The cgroup's id (its directory's inode in the cpu hierarchy, or the
+	 * unified one without it) when it was measured; 0: not checked.
+	 */
+	__u64 cgid;
 };
 
 /*
  * Kill every process of @t->path. Writes go through @w (freezer.state is
  * journaled, so a crash mid-eviction never leaves it frozen). Returns the
- * number of processes signalled (>= 0), -ENOENT when the cgroup is gone.
+ * number of processes signalled (>= 0), -ENOENT when the cgroup is gone,
+ * -ESTALE when the directory at @t->path is another cgroup than @t->cgid
+ * (removed and made again under the same name): nothing is killed.
  */
 int evict_kill(struct writer *w, const struct hierarchies *h, const struct evict_target *t);
 /*

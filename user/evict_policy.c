@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "evict_policy.h"
 
 #define BE_CPU_USAGE_THRESHOLD	90	/* Koordinator's beCPUUsageThreshold */
@@ -19,6 +24,37 @@ const char *evict_reason_name(enum evict_reason r)
 	};
 
 	return (unsigned int)r < EVICT_REASON_NR ? names[r] : "unknown";
+}
+
+/* Kubernetes' SystemCriticalPriority: system-cluster-critical; system-node-critical is above. */
+#define SYSTEM_CRITICAL_PRIORITY 2000000000
+
+const char *evict_refusal_name(enum evict_refusal r)
+{
+	static const char *const names[EVICT_REFUSAL_NR] = {
+		[EVICT_ALLOWED] = "allowed",
+		[EVICT_NO_METADATA] = "no_metadata",
+		[EVICT_CRITICAL] = "critical_priority",
+		[EVICT_STATIC] = "static_pod",
+		[EVICT_KUBE_SYSTEM] = "kube_system",
+	};
+
+	return (unsigned int)r < EVICT_REFUSAL_NR ? names[r] : "unknown";
+}
+
+enum evict_refusal evict_pod_refusal(const struct cg_identity *id, bool fresh, bool system_pods)
+{
+	if (!fresh || !id->listed)
+		return EVICT_NO_METADATA;
+	if (system_pods)
+		return EVICT_ALLOWED;
+	if (id->priority >= SYSTEM_CRITICAL_PRIORITY)
+		return EVICT_CRITICAL;
+	if (id->static_pod)
+		return EVICT_STATIC;
+	if (!strcmp(id->namespace, "kube-system"))
+		return EVICT_KUBE_SYSTEM;
+	return EVICT_ALLOWED;
 }
 
 /* ---- orderings ---- */
@@ -230,4 +266,80 @@ void evict_rate_note(struct evict_rate *r, double now_s)
 	r->next = (r->next + 1) % EVICT_RATE_MAX;
 	if (r->n < EVICT_RATE_MAX)
 		r->n++;
+}
+
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int evict_rate_save(const struct evict_rate *r, double now_s, int dirfd, const char *name)
+{
+	double to_wall = wall_s() - now_s;
+	char tmp[NAME_MAX + 1];
+	FILE *f;
+	int fd, err = 0;
+	size_t k;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", name) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		goto out;
+	}
+	/* oldest first: loading notes them in order */
+	for (k = 0; k < r->n; k++)
+		fprintf(f, "%.3f\n", r->at[(r->next + EVICT_RATE_MAX - r->n + k) % EVICT_RATE_MAX] +
+				     to_wall);
+	if (fflush(f) || fsync(fileno(f)))
+		err = -errno;
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && renameat(dirfd, tmp, dirfd, name))
+		err = -errno;
+out:
+	if (err)
+		unlinkat(dirfd, tmp, 0);
+	return err;
+}
+
+int evict_rate_load(struct evict_rate *r, double now_s, int dirfd, const char *name)
+{
+	double to_mono = now_s - wall_s(), t;
+	char line[64], *end;
+	FILE *f;
+	int fd, err = 0;
+
+	memset(r, 0, sizeof(*r));
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	f = fdopen(fd, "r");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		t = strtod(line, &end);
+		if (end == line || (*end && *end != '\n') || !isfinite(t)) {
+			err = -EINVAL;
+			break;
+		}
+		evict_rate_note(r, t + to_mono);
+	}
+	if (!err && ferror(f))
+		err = -EIO;
+	fclose(f);
+	if (err)
+		memset(r, 0, sizeof(*r));
+	return err;
 }

@@ -13,8 +13,19 @@
 enum evict_reason { EVICT_BE_CPU, EVICT_MEMORY, EVICT_CULPRIT, EVICT_REASON_NR };
 const char *evict_reason_name(enum evict_reason r);	/* "be_cpu_satisfaction", "memory", "culprit" */
 
+/* Why a pod may not be evicted. */
+enum evict_refusal {
+	EVICT_ALLOWED,
+	EVICT_NO_METADATA,	/* no fresh kubelet list, or the pod is not in it */
+	EVICT_CRITICAL,		/* spec.priority >= 2e9: system-cluster-critical, system-node-critical */
+	EVICT_STATIC,		/* a static pod or its mirror: the kubelet would only run it again */
+	EVICT_KUBE_SYSTEM,	/* in kube-system */
+	EVICT_REFUSAL_NR
+};
+
 struct evict_candidate {
 	const char *path;		/* cgroup path, relative to the hierarchy */
+	enum evict_refusal refused;	/* EVICT_ALLOWED: it may be evicted */
 	int priority;			/* spec.priority; 0 when unknown */
 	double cpu_used;		/* cores */
 	double cpu_request;		/* cores; 0 when unknown */
@@ -50,6 +61,16 @@ unsigned long long memory_release(const struct be_thresholds *t, unsigned long l
 /* /proc/meminfo text -> MemTotal and MemAvailable in bytes; -EINVAL when either is missing. */
 int meminfo_parse(const char *text, unsigned long long *total, unsigned long long *available);
 
+/* "allowed", "no_metadata", "critical_priority", "static_pod", "kube_system" */
+const char *evict_refusal_name(enum evict_refusal r);
+/*
+ * Whether the pod of @id may be evicted: only with fresh kubelet metadata
+ * (@fresh: the last good list is recent; @id->listed: the pod is in it), and,
+ * unless @system_pods, never a pod the cluster needs: priority >= 2e9, a
+ * static or mirror pod, kube-system (kube-proxy is BestEffort on kubeadm).
+ */
+enum evict_refusal evict_pod_refusal(const struct cg_identity *id, bool fresh, bool system_pods);
+
 /* At most max_per_minute evictions in any 60 s, and cool_down_s after each. */
 #define EVICT_RATE_MAX 600
 struct evict_rate {
@@ -58,5 +79,16 @@ struct evict_rate {
 };
 bool evict_rate_allows(const struct evict_rate *r, const struct koord_config *c, double now_s);
 void evict_rate_note(struct evict_rate *r, double now_s);
+/*
+ * The limiter outlives the daemon: its times (on the monotonic clock of
+ * @now_s) saved as wall-clock seconds, one a line, to @dirfd/@name through
+ * a temporary file, fsync'ed and renamed; 0 or -errno.
+ */
+int evict_rate_save(const struct evict_rate *r, double now_s, int dirfd, const char *name);
+/*
+ * ... and loaded back into @r (emptied first). No file: an empty limiter,
+ * 0. A line that is not a time: -EINVAL, and @r stays empty.
+ */
+int evict_rate_load(struct evict_rate *r, double now_s, int dirfd, const char *name);
 
 #endif

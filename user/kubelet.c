@@ -154,6 +154,8 @@ static void apply(const void *v, void *ctx)
 		id->cpu_request = p->cpu_request;
 		id->mem_request = p->mem_request;
 		id->evict_denied = evict_denied(p);
+		id->static_pod = p->static_pod;
+		id->listed = true;
 	}
 }
 
@@ -209,6 +211,11 @@ void kubelet_unseen_requests(struct kubelet *k, const struct container_table *t,
 bool kubelet_status(struct kubelet *k, char *why, size_t len)
 {
 	return poller_status(k->p, why, len);
+}
+
+double kubelet_age(struct kubelet *k)
+{
+	return poller_age(k->p);
 }
 
 void kubelet_metrics(struct kubelet *k, FILE *f)

@@ -42,6 +42,8 @@ void kubelet_unseen_requests(struct kubelet *k, const struct container_table *t,
 
 /* Up (the last poll succeeded) or not, with the reason; thread-safe. */
 bool kubelet_status(struct kubelet *k, char *why, size_t len);
+/* Seconds since the last good PodList, < 0 when none came yet. */
+double kubelet_age(struct kubelet *k);
 /* koord_bpf_kubelet_* lines (docs/metrics.md). */
 void kubelet_metrics(struct kubelet *k, FILE *f);
 

@@ -19,6 +19,9 @@
 #define LABEL_EVICT_ENABLED	"koordinator.sh/eviction-enabled"
 #define ANNOT_EVICT_PRIO	"koordinator.sh/eviction-priority"
 #define ANNOT_EVICT_POLICY	"koordinator.sh/eviction-policy"
+/* the kubelet's own: a static pod's source ("file", "http"; "api" for the others), its mirror's hash */
+#define ANNOT_CONFIG_SOURCE	"kubernetes.io/config.source"
+#define ANNOT_CONFIG_MIRROR	"kubernetes.io/config.mirror"
 
 static const struct {
 	const char *name;
@@ -237,6 +240,9 @@ static bool pod_read(json_object *item, struct pod_meta *p, bool *nomem)
 	s = annots ? get_str(annots, ANNOT_EVICT_PRIO) : NULL;
 	p->eviction_priority = s ? atoi(s) : 0;
 	p->eviction_policy = dup_or_null(annots ? get_str(annots, ANNOT_EVICT_POLICY) : NULL, nomem);
+	s = annots ? get_str(annots, ANNOT_CONFIG_SOURCE) : NULL;
+	p->static_pod = (s && strcmp(s, "api")) ||
+			(annots && json_object_object_get_ex(annots, ANNOT_CONFIG_MIRROR, NULL));
 	if (spec) {
 		p->cpu_request = pod_requests(spec, "cpu");
 		p->mem_request = pod_requests(spec, "memory");

@@ -30,6 +30,8 @@ struct pod_meta {
 	double cpu_request;		/* cores */
 	double mem_request;		/* bytes */
 	bool done;			/* status.phase Succeeded or Failed: holds nothing */
+	/* a static pod (kubernetes.io/config.source not "api") or its mirror (config.mirror) */
+	bool static_pod;
 };
 
 /* Sorted by uid. */

@@ -214,6 +214,16 @@ bool poller_status(struct poller *p, char *why, size_t len)
 	return up;
 }
 
+double poller_age(struct poller *p)
+{
+	double age;
+
+	pthread_mutex_lock(&p->lock);
+	age = p->last_ok ? mono_s() - p->last_ok : -1;
+	pthread_mutex_unlock(&p->lock);
+	return age;
+}
+
 void poller_metrics(struct poller *p, FILE *f)
 {
 	const char *n = p->kind->name;

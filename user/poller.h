@@ -34,6 +34,8 @@ unsigned long poller_generation(struct poller *p);
 void poller_with(struct poller *p, void (*fn)(const void *v, void *ctx), void *ctx);
 /* Up (the last poll succeeded) or not, with the reason; thread-safe. */
 bool poller_status(struct poller *p, char *why, size_t len);
+/* Seconds since the last good answer, < 0 when none came yet; thread-safe. */
+double poller_age(struct poller *p);
 /* koord_bpf_<name>_up, _<items>, _polls_total{result}, _last_success_age_seconds. */
 void poller_metrics(struct poller *p, FILE *f);
 

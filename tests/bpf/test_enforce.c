@@ -326,20 +326,94 @@ static void test_target_vanish(pid_t *probe, pid_t *hog)
 	check(stop_daemon(SIGTERM) == 0, "and stops cleanly");
 }
 
-/* Memory above the threshold: the BE pod is killed (cgroup.kill or freezer). */
+/* The stand-in kubelet's PodList: the BE pod in @ns. */
+static bool write_pods(const char *dir, const char *ns)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/pods", dir);
+	snprintf(tmp, sizeof(tmp), "%s/pods.tmp", dir);
+	f = fopen(tmp, "w");
+	if (!f)
+		return false;
+	fprintf(f, "{\"kind\": \"PodList\", \"items\": [{\"metadata\": {\"uid\": \"%s\", "
+		"\"name\": \"hog\", \"namespace\": \"%s\"}, \"status\": {\"qosClass\": \"BestEffort\"}}]}\n",
+		strstr(BE_POD, "/pod") + 4, ns);
+	return !fclose(f) && !rename(tmp, path);
+}
+
+/* A stand-in kubelet on the read-only port's plain HTTP: @dir/pods served at /pods. */
+static pid_t kubelet_start(const char *dir, int kport)
+{
+	char portarg[16], body[256];
+	pid_t pid = fork();
+	int i;
+
+	if (pid == 0) {
+		snprintf(portarg, sizeof(portarg), "%d", kport);
+		execlp("python3", "python3", "-m", "http.server", portarg, "--bind", "127.0.0.1",
+		       "--directory", dir, (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; pid > 0 && i < 100 && http_get(kport, "/pods", body, sizeof(body)) != 200; i++)
+		sleep_ms(100);
+	return pid;
+}
+
+/* The BE pod's process: still running after @ms? */
+static bool survives(pid_t pid, unsigned int ms)
+{
+	int st;
+
+	for (unsigned int t = 0; t < ms; t += 100) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return false;
+		sleep_ms(100);
+	}
+	return true;
+}
+
+/*
+ * Memory above the threshold: the BE pod is killed (cgroup.kill or freezer),
+ * but only once the kubelet says whose pod it is and that the cluster can
+ * spare it. Without the kubelet, every pod under besteffort was a candidate,
+ * kube-proxy among them (BestEffort on kubeadm).
+ */
 static void test_evict(void)
 {
-	pid_t hog = spawn(&hier, rel(BE_CTR), 1, WL_HOG, 0);
-	int st, i;
+	pid_t hog = spawn(&hier, rel(BE_CTR), 1, WL_HOG, 0), kubelet;
+	char dir[PATH_MAX], own[PATH_MAX + 128];
+	int kport = port + 1;
 
 	check(hog > 0, "a BE pod to evict");
 	write_config("\"memoryEvictThresholdPercent\": 1", "\"beWakeupPriority\": false");
 	start_daemon(NULL);
-	for (i = 0; i < 80 && waitpid(hog, &st, WNOHANG) != hog; i++)
-		sleep_ms(100);
-	check(i < 80, "memory above memoryEvictThresholdPercent: the BE pod's process is killed");
+	check(wait_log("no pod may be evicted: 1 without fresh kubelet metadata (no kubelet.url)",
+		       8000), "memory above the threshold, no kubelet: no pod may be evicted, and why");
+	check(survives(hog, 2000), "... the BE pod runs on");
+	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+
+	snprintf(dir, sizeof(dir), "%s/kubelet", state_dir);
+	mkdir(dir, 0700);
+	check(write_pods(dir, "kube-system"), "the stand-in kubelet lists the BE pod in kube-system");
+	kubelet = kubelet_start(dir, kport);
+	snprintf(own, sizeof(own), "\"beWakeupPriority\": false, \"kubelet\": {\"url\": "
+		 "\"http://127.0.0.1:%d/pods\", \"tokenFile\": \"\", \"intervalSeconds\": 1}", kport);
+	write_config("\"memoryEvictThresholdPercent\": 1", own);
+	start_daemon(NULL);
+	check(wait_log("no pod may be evicted: 0 without fresh kubelet metadata, 0 of critical "
+		       "priority, 0 static, 1 in kube-system", 8000),
+	      "a pod in kube-system is never evicted (without eviction.systemPods)");
+	check(survives(hog, 1000), "... it runs on");
+	check(write_pods(dir, "batch"), "the pod is listed in batch");
+	check(!survives(hog, 8000), "memory above memoryEvictThresholdPercent: the BE pod's process is killed");
 	check(wait_log("evicted ", 2000) && log_has("(memory)"), "the eviction is logged with its reason");
 	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+	if (kubelet > 0) {
+		kill(kubelet, SIGTERM);
+		waitpid(kubelet, NULL, 0);
+	}
 }
 
 int main(void)

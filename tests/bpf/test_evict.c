@@ -242,6 +242,16 @@ static void target(struct evict_target *t, char *buf, size_t len, const char *re
 	t->reason = EVICT_MEMORY;
 }
 
+/* The id of @rel's cgroup as the daemon measures it: its inode in the cpu hierarchy. */
+static __u64 cgid_of(const char *rel)
+{
+	char path[PATH_MAX + 300];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s%s/%s", hier.cpu[0] ? hier.cpu : hier.unified, base, rel);
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
 /* Evict @rel through @h: every process signalled, and none left in any hierarchy. */
 static void kill_checked(const char *what, const struct hierarchies *h, const char *rel)
 {
@@ -250,6 +260,7 @@ static void kill_checked(const char *what, const struct hierarchies *h, const ch
 	int r, i;
 
 	target(&t, buf, sizeof(buf), rel);
+	t.cgid = cgid_of(rel);
 	r = evict_kill(&w, h, &t);
 	check(r >= 3, "%s: %d processes signalled (>= 3)", what, r);
 	for (i = 0; i < NMOUNTS; i++)
@@ -334,6 +345,14 @@ static void test_signals(void)
 	check(r >= 3, "any backend, dry run: %d processes counted (>= 3)", r);
 	writer_free(&dry);
 	check(procs_in(hier.cpu, "plain") >= 3, "dry run: the processes still run");
+
+	/* another cgroup than the one measured, made under its name since: nothing is killed */
+	t.cgid = cgid_of("plain") + 1;
+	r = evict_kill(&w, &h, &t);
+	check(r == -ESTALE && procs_in(hier.cpu, "plain") >= 3,
+	      "a cgroup made again under the name measured: refused (%d), the processes run", r);
+	r = evict_kill(&w, &hier, &t);
+	check(r == -ESTALE && procs_in(hier.cpu, "plain") >= 3, "... whatever the backend (%d)", r);
 
 	kill_checked("signals", &h, "plain");
 }

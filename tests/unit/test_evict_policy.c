@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Eviction policy: victim orders, BE CPU satisfaction, memory, /proc/meminfo, rate. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -315,6 +320,86 @@ static void test_rate_ring(void **state)
 	assert_true(evict_rate_allows(&r, &c, 114));
 }
 
+/*
+ * The limiter outlives a restart: saved in the state dir, loaded by the next
+ * run (a new monotonic clock origin) with the same ages. It once started
+ * empty at every restart: a crash loop evicted at each start.
+ */
+static void test_rate_persisted(void **state)
+{
+	struct koord_config c = rate_cfg(2, 20);
+	char dir[] = "/tmp/koord-rate-XXXXXX", path[64];
+	struct evict_rate r = { 0 }, back = { 0 };
+	int dfd, fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	/* nothing saved yet: an empty limiter */
+	evict_rate_note(&back, 1);
+	assert_int_equal(evict_rate_load(&back, 5, dfd, "evictions"), 0);
+	assert_int_equal(back.n, 0);
+	evict_rate_note(&r, 1000);
+	evict_rate_note(&r, 1030);
+	assert_int_equal(evict_rate_save(&r, 1040, dfd, "evictions"), 0);
+	assert_int_equal(faccessat(dfd, "evictions.tmp", F_OK, 0), -1);
+	/* the next run's clock starts near 0: the evictions were 10 and 40 s ago */
+	assert_int_equal(evict_rate_load(&back, 7, dfd, "evictions"), 0);
+	assert_int_equal(back.n, 2);
+	assert_true(fabs(back.at[0] - (7 - 40)) < 0.1 && fabs(back.at[1] - (7 - 10)) < 0.1);
+	assert_false(evict_rate_allows(&back, &c, 7));		/* cool-down: 10 s of 20 */
+	assert_false(evict_rate_allows(&back, &c, 17));		/* two in a minute */
+	assert_true(evict_rate_allows(&back, &c, 27.1));
+	/* a file that is not times: refused, and the limiter stays empty */
+	fd = openat(dfd, "evictions", O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "12.5\nx\n", 7), 7);
+	close(fd);
+	assert_int_equal(evict_rate_load(&back, 7, dfd, "evictions"), -EINVAL);
+	assert_int_equal(back.n, 0);
+	snprintf(path, sizeof(path), "%s/evictions", dir);
+	unlink(path);
+	close(dfd);
+	rmdir(dir);
+}
+
+/*
+ * Eviction fails closed: no pod without fresh kubelet metadata naming it,
+ * and none the cluster needs unless the config says so.
+ */
+static void test_pod_refusal(void **state)
+{
+	struct cg_identity id = { .qos = KC_BE, .kind = CG_POD, .listed = true,
+				  .namespace = "batch" };
+
+	(void)state;
+	assert_int_equal(evict_pod_refusal(&id, true, false), EVICT_ALLOWED);
+	/* the kubelet down (or never asked), or a pod its list does not name */
+	assert_int_equal(evict_pod_refusal(&id, false, false), EVICT_NO_METADATA);
+	assert_int_equal(evict_pod_refusal(&id, false, true), EVICT_NO_METADATA);
+	id.listed = false;
+	assert_int_equal(evict_pod_refusal(&id, true, true), EVICT_NO_METADATA);
+	id.listed = true;
+	/* system-cluster-critical and above; just below is an ordinary pod */
+	id.priority = 2000000000;
+	assert_int_equal(evict_pod_refusal(&id, true, false), EVICT_CRITICAL);
+	assert_int_equal(evict_pod_refusal(&id, true, true), EVICT_ALLOWED);
+	id.priority = 1999999999;
+	assert_int_equal(evict_pod_refusal(&id, true, false), EVICT_ALLOWED);
+	id.static_pod = true;
+	assert_int_equal(evict_pod_refusal(&id, true, false), EVICT_STATIC);
+	id.static_pod = false;
+	strcpy(id.namespace, "kube-system");	/* kube-proxy is BestEffort on kubeadm */
+	assert_int_equal(evict_pod_refusal(&id, true, false), EVICT_KUBE_SYSTEM);
+	assert_int_equal(evict_pod_refusal(&id, true, true), EVICT_ALLOWED);
+	strcpy(id.namespace, "kube-systemx");
+	assert_int_equal(evict_pod_refusal(&id, true, false), EVICT_ALLOWED);
+	assert_string_equal(evict_refusal_name(EVICT_NO_METADATA), "no_metadata");
+	assert_string_equal(evict_refusal_name(EVICT_KUBE_SYSTEM), "kube_system");
+	assert_string_equal(evict_refusal_name(EVICT_REFUSAL_NR), "unknown");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +416,8 @@ int main(void)
 		cmocka_unit_test(test_meminfo_bad),
 		cmocka_unit_test(test_rate),
 		cmocka_unit_test(test_rate_ring),
+		cmocka_unit_test(test_rate_persisted),
+		cmocka_unit_test(test_pod_refusal),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

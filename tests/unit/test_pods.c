@@ -176,6 +176,29 @@ static void test_many(void **state)
 	free(text);
 }
 
+/* A static pod (its source a file or a URL) and its mirror are the kubelet's own. */
+static void test_static_pods(void **state)
+{
+	static const char text[] =
+		"{\"items\": ["
+		"{\"metadata\": {\"uid\": \"a\", \"annotations\": {\"kubernetes.io/config.source\": \"file\"}}},"
+		"{\"metadata\": {\"uid\": \"b\", \"annotations\": {\"kubernetes.io/config.source\": \"api\","
+		"\"kubernetes.io/config.mirror\": \"5f3e\"}}},"
+		"{\"metadata\": {\"uid\": \"c\", \"annotations\": {\"kubernetes.io/config.source\": \"api\"}}},"
+		"{\"metadata\": {\"uid\": \"d\"}}]}";
+	struct pod_list l;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(pods_parse(text, strlen(text), &l, err, sizeof(err)), 0);
+	assert_int_equal(l.n, 4);
+	assert_true(pods_find(&l, "a")->static_pod);
+	assert_true(pods_find(&l, "b")->static_pod);
+	assert_false(pods_find(&l, "c")->static_pod);
+	assert_false(pods_find(&l, "d")->static_pod);
+	pods_free(&l);
+}
+
 static void test_evict_allowed(void **state)
 {
 	struct pod_meta p = { .eviction_enabled = true };
@@ -207,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_static_pods),
 		cmocka_unit_test(test_evict_allowed),
 	};
 
