@@ -56,12 +56,15 @@ def check(docs):
         need(d['metadata'].get('namespace') == ns, '%s not in namespace %s' % (d['kind'], ns))
     need(ds['apiVersion'] == 'apps/v1', 'DaemonSet apiVersion')
 
-    # RBAC: exactly a read of nodes/proxy (the kubelet's /pods), bound to the pod's account
-    need(any('' in r.get('apiGroups', []) and 'nodes/proxy' in r.get('resources', []) and
-             'get' in r.get('verbs', []) for r in role['rules']), 'ClusterRole lacks get nodes/proxy')
+    # RBAC: exactly a read of nodes/pods (the kubelet's /pods), bound to the pod's account;
+    # never nodes/proxy, which also opens the kubelet's exec and run endpoints
+    need(any('' in r.get('apiGroups', []) and 'nodes/pods' in r.get('resources', []) and
+             'get' in r.get('verbs', []) for r in role['rules']), 'ClusterRole lacks get nodes/pods')
     for r in role['rules']:
         need(set(r.get('verbs', [])) <= {'get', 'list', 'watch'}, 'ClusterRole grants writes: %s' % r)
         need('*' not in r.get('resources', []), 'ClusterRole grants every resource')
+        need(not {'nodes/proxy', 'nodes/*'} & set(r.get('resources', [])),
+             'ClusterRole grants nodes/proxy (exec into any pod): %s' % r)
     need(binding['roleRef'] == {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole',
                                 'name': role['metadata']['name']}, 'binding does not name the role')
     need({'kind': 'ServiceAccount', 'name': sa['metadata']['name'], 'namespace': ns} in binding['subjects'],
@@ -198,6 +201,8 @@ def main():
         'config key wrong': lambda ds, _: container(ds).update(args=['--config', '/etc/koord-bpf/x.json']),
         'role grants writes': lambda _, docs: next(d for d in docs if d['kind'] == 'ClusterRole')[
             'rules'][0]['verbs'].append('patch'),
+        'role grants nodes/proxy': lambda _, docs: next(d for d in docs if d['kind'] == 'ClusterRole')[
+            'rules'][0]['resources'].append('nodes/proxy'),
         'binding names another account': lambda _, docs: next(
             d for d in docs if d['kind'] == 'ClusterRoleBinding')['subjects'][0].update(name='default'),
     }
