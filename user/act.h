@@ -55,6 +55,12 @@ struct enforcer {
 	size_t ntg;
 	struct evict_rate rate;
 	bool pods_fresh;		/* the kubelet's list is recent: pods may be evicted */
+	struct {			/* an eviction hook running while periods go on */
+		pid_t pid;		/* 0: none */
+		double deadline;	/* CLOCK_MONOTONIC s: killed after */
+		enum evict_reason reason;
+		char *path;
+	} hook;
 	unsigned int refusals_said;	/* reasons (bits) of the last "no pod may be evicted" line */
 	struct be_cpu_sample be[BE_SAMPLES_MAX];
 	size_t nbe;
@@ -63,6 +69,8 @@ struct enforcer {
 
 /* Load the eviction limiter a past run saved in the state dir (none in a dry run). */
 void act_rate_load(struct enforcer *e);
+/* Kill a running eviction hook (the enforcer stops). */
+void act_hook_stop(struct enforcer *e);
 /* MOUNT + REL + "/" + FILE into @buf; -ENAMETOOLONG when it does not fit, -ENOENT without a mount. */
 int act_path(char *buf, size_t len, const char *mount, const char *rel, const char *file);
 /* May a new action of @kind start now (nothing being measured, not held off)? */

@@ -208,6 +208,71 @@ static void rate_note(struct enforcer *e)
 			 strerror(-r));
 }
 
+/*
+ * The hook runs while the periods go on: a hook that takes its 30 s must
+ * not stall the measurements, the other actions, /metrics or /healthz.
+ */
+static int hook_start(struct enforcer *e, const struct evict_target *t, const char *why)
+{
+	char *path = strdup(t->path);
+	pid_t pid;
+	int r;
+
+	if (!path)
+		return -ENOMEM;
+	r = evict_hook_start(e->c->eviction.hook, t, &pid);
+	if (r) {
+		free(path);
+		return r;
+	}
+	e->hook.pid = pid;
+	e->hook.deadline = e->now + HOOK_TIMEOUT_S;
+	e->hook.reason = t->reason;
+	e->hook.path = path;
+	log_warn("evicting %s (%s) through the hook, pid %d: %s", path, evict_reason_name(t->reason),
+		 (int)pid, why);
+	return 0;
+}
+
+/* A hook still running holds off every other eviction; one that ended is counted. */
+static bool hook_running(struct enforcer *e)
+{
+	const char *why = NULL;
+	int r;
+
+	if (!e->hook.pid)
+		return false;
+	r = evict_hook_poll(e->hook.pid, e->hook.deadline);
+	if (r == -EINPROGRESS)
+		return true;
+	if (!r) {
+		e->st.evictions_total[e->hook.reason]++;
+		log_warn("evicted %s (%s): the hook exited 0", e->hook.path,
+			 evict_reason_name(e->hook.reason));
+	} else {
+		e->st.eviction_failures_total++;
+		why = r == -ETIMEDOUT ? "the hook was killed after its 30 s" :
+		      r < 0 ? strerror(-r) : "the hook exited non-zero";
+		log_warn("evicting %s (%s) failed: %s (%d)", e->hook.path,
+			 evict_reason_name(e->hook.reason), why, r);
+	}
+	free(e->hook.path);
+	e->hook.path = NULL;
+	e->hook.pid = 0;
+	return false;
+}
+
+void act_hook_stop(struct enforcer *e)
+{
+	if (!e->hook.pid)
+		return;
+	evict_hook_kill(e->hook.pid);
+	log_warn("eviction hook for %s killed: the enforcer stops", e->hook.path);
+	free(e->hook.path);
+	e->hook.path = NULL;
+	e->hook.pid = 0;
+}
+
 static void evict_one(struct enforcer *e, const struct container *ct, enum evict_reason reason,
 		      const char *why)
 {
@@ -224,18 +289,21 @@ static void evict_one(struct enforcer *e, const struct container *ct, enum evict
 		log_warn("would evict %s (%s): %s", ct->path, evict_reason_name(reason), why);
 		return;
 	}
-	if (e->c->eviction.backend == EVICT_HOOK)
-		r = evict_hook(e->c->eviction.hook, &t, HOOK_TIMEOUT_S);
-	else
+	if (e->c->eviction.backend == EVICT_HOOK) {
+		r = hook_start(e, &t, why);
+		if (!r)
+			return;		/* counted when it ends */
+	} else {
 		r = evict_kill(e->w, e->h, &t);
+	}
 	if (r == -ENOENT) {
 		log_debug("evict %s: already gone", ct->path);
 		return;
 	}
-	if (r < 0 || (e->c->eviction.backend == EVICT_HOOK && r != 0)) {
+	if (r < 0) {
 		e->st.eviction_failures_total++;
 		log_warn("evicting %s (%s) failed: %s", ct->path, evict_reason_name(reason),
-			 r < 0 ? strerror(-r) : "the hook exited non-zero");
+			 strerror(-r));
 		return;
 	}
 	e->st.evictions_total[reason]++;
@@ -388,6 +456,11 @@ void act_evict(struct enforcer *e, const struct window *w, const struct containe
 	bool allowed = evict_rate_allows(&e->rate, e->c, e->now);
 	size_t n;
 
+	/* polled every period, whatever the limit says: its end counts, and its timeout */
+	if (hook_running(e))
+		allowed = false;
+	if (!e->c->eviction.enable)
+		return;
 	if (allowed && evict_culprit(e, t))
 		return;
 	mem = memory_over(e, &used_pct);

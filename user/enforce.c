@@ -374,8 +374,7 @@ void enforcer_period(struct enforcer *e, const struct window *w, const struct co
 	act_suppress(e, w, t);
 	if (e->c->throttle.enable)
 		act_target(e, w, t, sus);
-	if (e->c->eviction.enable)
-		act_evict(e, w, t);
+	act_evict(e, w, t);	/* a hook started before a reload turned it off still ends */
 }
 
 void enforcer_react(struct enforcer *e, const struct container_table *t, double now_s)
@@ -491,6 +490,7 @@ void enforcer_free(struct enforcer *e)
 {
 	if (!e)
 		return;
+	act_hook_stop(e);
 	detect_free(&e->det);
 	act_target_free(e);
 	paths_free(&e->roots, &e->nroots);

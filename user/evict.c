@@ -524,6 +524,8 @@ out:
 	return r;
 }
 
+static int exit_status(int st);
+
 /* Reap @pid within @timeout_s, or kill its process group and say so. */
 static int wait_hook(pid_t pid, double timeout_s)
 {
@@ -544,11 +546,7 @@ static int wait_hook(pid_t pid, double timeout_s)
 		}
 		left = end - now_s();
 		if (left <= 0) {
-			/* Its own group (setpgid at spawn): children it left go too. */
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-				;
+			evict_hook_kill(pid);
 			r = -ETIMEDOUT;
 			goto out;
 		}
@@ -557,19 +555,14 @@ static int wait_hook(pid_t pid, double timeout_s)
 		else
 			nap_ms(left < 0.01 ? 1 : 10);
 	}
-	if (WIFEXITED(st))
-		r = WEXITSTATUS(st);
-	else if (WIFSIGNALED(st))
-		r = 128 + WTERMSIG(st);	/* the shell's convention */
-	else
-		r = -ECHILD;
+	r = exit_status(st);
 out:
 	if (pfd >= 0)
 		close(pfd);
 	return r;
 }
 
-int evict_hook(char *const argv[], const struct evict_target *t, double timeout_s)
+int evict_hook_start(char *const argv[], const struct evict_target *t, pid_t *out)
 {
 	/* Nothing of the daemon's environment leaks to the hook. */
 	static char *envp[] = { (char *)"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
@@ -584,7 +577,7 @@ int evict_hook(char *const argv[], const struct evict_target *t, double timeout_
 	while (argv && argv[n])
 		n++;
 	/* An absolute path: no PATH search, no shell. */
-	if (!n || argv[0][0] != '/' || !t->path || !(timeout_s > 0))
+	if (!n || argv[0][0] != '/' || !t->path)
 		return -EINVAL;
 	args = calloc(n + 11, sizeof(*args));
 	if (!args)
@@ -632,6 +625,55 @@ int evict_hook(char *const argv[], const struct evict_target *t, double timeout_
 		log_warn("eviction hook %s: %s", argv[0], strerror(r));
 		return -r;
 	}
+	*out = pid;
+	return 0;
+}
+
+/* @st as a shell reports it: the exit status, or 128 + the signal. */
+static int exit_status(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -ECHILD;
+}
+
+int evict_hook_poll(pid_t pid, double deadline_s)
+{
+	pid_t got;
+	int st;
+
+	do
+		got = waitpid(pid, &st, WNOHANG);
+	while (got < 0 && errno == EINTR);
+	if (got == pid)
+		return exit_status(st);
+	if (got < 0)
+		return -errno;
+	if (now_s() < deadline_s)
+		return -EINPROGRESS;
+	evict_hook_kill(pid);
+	return -ETIMEDOUT;
+}
+
+void evict_hook_kill(pid_t pid)
+{
+	/* Its own group (setpgid at spawn): children it left go too. */
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+int evict_hook(char *const argv[], const struct evict_target *t, double timeout_s)
+{
+	pid_t pid;
+	int r;
+
+	if (!(timeout_s > 0))
+		return -EINVAL;
+	r = evict_hook_start(argv, t, &pid);
+	if (r)
+		return r;
 	r = wait_hook(pid, timeout_s);
 	if (r == -ETIMEDOUT)
 		log_warn("eviction hook %s: killed after %.1f s", argv[0], timeout_s);

@@ -9,6 +9,7 @@
 #ifndef KOORD_EVICT_H
 #define KOORD_EVICT_H
 
+#include <sys/types.h>
 #include "evict_policy.h"
 #include "hierarchies.h"
 #include "writer.h"
@@ -42,5 +43,18 @@ int evict_kill(struct writer *w, const struct hierarchies *h, const struct evict
  * status (0..255), or a negative errno when it could not run or timed out.
  */
 int evict_hook(char *const argv[], const struct evict_target *t, double timeout_s);
+/*
+ * The same without waiting (the daemon goes on with its periods): start it
+ * in its own process group, its pid in *@pid; 0 or -errno.
+ */
+int evict_hook_start(char *const argv[], const struct evict_target *t, pid_t *pid);
+/*
+ * Has it ended? Its exit status (0..255, 128 + a signal), -EINPROGRESS while
+ * it runs before @deadline_s (CLOCK_MONOTONIC s), -ETIMEDOUT once it was
+ * killed for running past it.
+ */
+int evict_hook_poll(pid_t pid, double deadline_s);
+/* Kill its process group and reap it (a stop, a timeout). */
+void evict_hook_kill(pid_t pid);
 
 #endif

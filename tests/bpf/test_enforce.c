@@ -375,6 +375,47 @@ static bool survives(pid_t pid, unsigned int ms)
 }
 
 /*
+ * An eviction hook that takes its time (up to 30 s) runs while the periods go
+ * on: /healthz stays 200, /metrics answers. It once ran under the state lock,
+ * and a period waited for it: /healthz said "stale" (503) past 5 s, and the
+ * liveness probe restarted the daemon. SIGTERM kills it.
+ */
+static void test_evict_hook(int kport)
+{
+	char hook[PATH_MAX], cfg[PATH_MAX * 2 + 256], body[256];
+	pid_t hog = spawn(&hier, rel(BE_CTR), 1, WL_HOG, 0);
+	__u64 t0;
+	int healthy = 0, i;
+	FILE *f;
+
+	snprintf(hook, sizeof(hook), "%s/hook.sh", state_dir);
+	f = fopen(hook, "w");
+	if (f) {
+		fprintf(f, "#!/bin/sh\nexec sleep 25\n");
+		fclose(f);
+	}
+	check(f && !chmod(hook, 0700) && hog > 0, "a hook that sleeps 25 s, and a BE pod");
+	snprintf(cfg, sizeof(cfg), "\"beWakeupPriority\": false, \"kubelet\": {\"url\": "
+		 "\"http://127.0.0.1:%d/pods\", \"tokenFile\": \"\", \"intervalSeconds\": 1}, "
+		 "\"eviction\": {\"backend\": \"hook\", \"hook\": [\"%s\"], \"coolDownSeconds\": 0}",
+		 kport, hook);
+	write_config("\"memoryEvictThresholdPercent\": 1", cfg);
+	start_daemon(NULL);
+	check(wait_log("through the hook, pid ", 10000), "memory above the threshold: the hook runs");
+	for (i = 0; i < 8; i++) {
+		sleep_ms(1000);
+		healthy += http_get(port, "/healthz", body, sizeof(body)) == 200 &&
+			   http_get(port, "/metrics", body, sizeof(body)) == 200;
+	}
+	check(healthy == 8, "while it runs, /healthz and /metrics answer 200 (%d of 8 s)", healthy);
+	t0 = now_mono_ns();
+	check(stop_daemon(SIGTERM) == 0, "SIGTERM: stops cleanly with the hook running");
+	check(now_mono_ns() - t0 < 3000000000ull && wait_log("eviction hook for ", 0),
+	      "... at once (%.1f s), the hook killed and said so", (now_mono_ns() - t0) / 1e9);
+	stop(hog);
+}
+
+/*
  * Memory above the threshold: the BE pod is killed (cgroup.kill or freezer),
  * but only once the kubelet says whose pod it is and that the cluster can
  * spare it. Without the kubelet, every pod under besteffort was a candidate,
@@ -410,6 +451,7 @@ static void test_evict(void)
 	check(!survives(hog, 8000), "memory above memoryEvictThresholdPercent: the BE pod's process is killed");
 	check(wait_log("evicted ", 2000) && log_has("(memory)"), "the eviction is logged with its reason");
 	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+	test_evict_hook(kport);
 	if (kubelet > 0) {
 		kill(kubelet, SIGTERM);
 		waitpid(kubelet, NULL, 0);

@@ -614,6 +614,50 @@ static void test_hook_timeout(void)
 	      sleeper);
 }
 
+/* The daemon's way: started, polled each period, killed past its deadline. */
+static void test_hook_async(void)
+{
+	char hook[PATH_MAX], rel[128];
+	struct evict_target t;
+	double t0 = now_mono_ns() / 1e9;
+	pid_t pid = 0;
+	int r = -EINPROGRESS, polls = 0;
+
+	if (!check(!write_script("exit3.sh", "#!/bin/sh\nsleep 0.3\nexit 3\n", hook, sizeof(hook)),
+		   "hook, not waited for: script written"))
+		return;
+	target(&t, rel, sizeof(rel), "async");
+	{
+		char *argv[] = { hook, NULL };
+
+		r = evict_hook_start(argv, &t, &pid);
+		check(r == 0 && pid > 0, "hook started (pid %d)", pid);
+	}
+	r = evict_hook_poll(pid, t0 + 10);
+	check(r == -EINPROGRESS, "hook: running, the caller goes on");
+	while (r == -EINPROGRESS && now_mono_ns() / 1e9 < t0 + 5) {
+		usleep(20000);
+		r = evict_hook_poll(pid, t0 + 10);
+		polls++;
+	}
+	check(r == 3, "hook: its exit status once it ended (%d, after %d polls)", r, polls);
+
+	if (!check(!write_script("sleep.sh", "#!/bin/sh\nsleep 30\n", hook, sizeof(hook)),
+		   "a hook that outlives its deadline: script written"))
+		return;
+	{
+		char *argv[] = { hook, NULL };
+
+		t0 = now_mono_ns() / 1e9;
+		r = evict_hook_start(argv, &t, &pid);
+	}
+	check(!r && evict_hook_poll(pid, t0 + 0.2) == -EINPROGRESS, "hook: running before its deadline");
+	usleep(300000);
+	r = evict_hook_poll(pid, t0 + 0.2);
+	check(r == -ETIMEDOUT && kill(pid, 0) && errno == ESRCH,
+	      "hook: past its deadline, killed and reaped (%d)", r);
+}
+
 int main(void)
 {
 	char path[PATH_MAX + 64];
@@ -667,6 +711,7 @@ int main(void)
 	test_exit_mid_eviction();
 	test_hook();
 	test_hook_timeout();
+	test_hook_async();
 	test_quota();
 	check(writer_restore_all(&w) == 0, "the journal restores (freezer.state THAWED, the quota)");
 	{
