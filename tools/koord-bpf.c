@@ -53,6 +53,11 @@
 #endif
 
 #define DEFAULT_LISTEN	"127.0.0.1:9316"
+/* Connections at once, in all and from one address (docs/security.md). */
+#define HTTP_CONNECTIONS	64u
+#define HTTP_PER_ADDRESS	8u
+#define HEALTH_CONNECTIONS	16u
+#define HEALTH_PER_ADDRESS	4u
 /*
  * Walk the hierarchy at least this often. A container that runs before the
  * walk knows it makes the daemon walk at once (maybe_rescan, and react() on
@@ -607,13 +612,42 @@ static enum MHD_Result healthz_ok(struct MHD_Connection *conn)
 	return reply_text(conn, MHD_HTTP_OK, msg);
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version,
-				  const char *upload_data, size_t *upload_data_size, void **req_cls)
+/* /healthz: 503 before the first period and when periods stall. */
+static enum MHD_Result healthz(struct MHD_Connection *conn)
 {
 	double done_at, period, age;
 	char msg[128];
 
+	pthread_mutex_lock(&shared.lock);
+	done_at = shared.done_at;
+	period = shared.period;
+	pthread_mutex_unlock(&shared.lock);
+	if (!done_at)
+		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "starting\n");
+	age = now_s() - done_at;
+	if (age > fmax(3 * period, period + 5)) {
+		snprintf(msg, sizeof(msg), "stale: the last period completed %.1f s ago\n", age);
+		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, msg);
+	}
+	return healthz_ok(conn);
+}
+
+/* The health listener (healthListen): /healthz alone. */
+static enum MHD_Result on_health(void *cls, struct MHD_Connection *conn, const char *url,
+				 const char *method, const char *version,
+				 const char *upload_data, size_t *upload_data_size, void **req_cls)
+{
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	if (!strcmp(url, "/healthz"))
+		return healthz(conn);
+	return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found: /healthz\n");
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_data_size, void **req_cls)
+{
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (!strcmp(url, "/metrics"))
@@ -622,20 +656,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return reply_body(conn, BODY_API, "application/json");
 	if (!strcmp(url, "/api/batch"))
 		return reply_body(conn, BODY_BATCH, "application/json");
-	if (!strcmp(url, "/healthz")) {
-		pthread_mutex_lock(&shared.lock);
-		done_at = shared.done_at;
-		period = shared.period;
-		pthread_mutex_unlock(&shared.lock);
-		if (!done_at)
-			return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "starting\n");
-		age = now_s() - done_at;
-		if (age > fmax(3 * period, period + 5)) {
-			snprintf(msg, sizeof(msg), "stale: the last period completed %.1f s ago\n", age);
-			return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, msg);
-		}
-		return healthz_ok(conn);
-	}
+	if (!strcmp(url, "/healthz"))
+		return healthz(conn);
 	if (!strcmp(url, "/"))
 		return reply_text(conn, MHD_HTTP_OK,
 				  "koord-bpf: /metrics /api/containers /api/batch /healthz\n");
@@ -653,6 +675,35 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	while (n && buf[n - 1] == '\n')
 		buf[--n] = '\0';
 	log_debug("http: %s", buf);
+}
+
+/*
+ * Serve @lfd with @handler: at most @limit connections, @per_ip from one
+ * address (one client trickling bytes on every socket would shut the others
+ * out), idle ones closed after 10 s. MHD owns @lfd once this returns one.
+ */
+static struct MHD_Daemon *serve(int lfd, MHD_AccessHandlerCallback handler, unsigned int limit,
+				unsigned int per_ip)
+{
+	/* The HTTP thread must not take SIGINT/SIGTERM/SIGHUP: they wake the period loop. */
+	struct MHD_Daemon *mhd;
+	sigset_t block, old;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG,
+			       0, NULL, NULL, handler, NULL,
+			       MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+			       MHD_OPTION_LISTEN_SOCKET, lfd,
+			       MHD_OPTION_CONNECTION_LIMIT, limit,
+			       MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+			       MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+			       MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return mhd;
 }
 
 /* ---- the period ---- */
@@ -1327,9 +1378,10 @@ static void do_reload(struct daemon *d)
 		return;
 	}
 	/* these are bound at start */
-	if (strcmp(nc.listen, d->cfg.listen) || strcmp(nc.state_dir, d->cfg.state_dir) ||
-	    nc.ncgroup_roots != d->cfg.ncgroup_roots)
-		log_warn("reload: listen, stateDir and cgroupRoots take effect at the next start");
+	if (strcmp(nc.listen, d->cfg.listen) || strcmp(nc.health_listen, d->cfg.health_listen) ||
+	    strcmp(nc.state_dir, d->cfg.state_dir) || nc.ncgroup_roots != d->cfg.ncgroup_roots)
+		log_warn("reload: listen, healthListen, stateDir and cgroupRoots take effect at the "
+			 "next start");
 	if (strcmp(nc.kubelet.url, d->cfg.kubelet.url) || strcmp(nc.yarn.nm_url, d->cfg.yarn.nm_url))
 		log_warn("reload: kubelet and yarn take effect at the next start");
 	for (i = 0; i < nc.ncgroup_roots; i++)
@@ -1399,10 +1451,9 @@ int main(int argc, char **argv)
 	struct options o = { .pmu = PMU_SOURCE_AUTO };
 	struct collector_opts copts = {};
 	struct daemon d = { .o = &o, .last_work = -1 };
-	struct MHD_Daemon *mhd = NULL;
+	struct MHD_Daemon *mhd = NULL, *health = NULL;
 	char jpath[PATH_MAX];
-	sigset_t block, old;
-	int err, lfd = -1;
+	int err, lfd = -1, hfd = -1;
 	double next;
 
 	log_prog = "koord-bpf";
@@ -1422,6 +1473,10 @@ int main(int argc, char **argv)
 		lfd = open_listener(d.cfg.listen);
 		if (lfd < 0) {
 			err = lfd;
+			goto out;
+		}
+		if (*d.cfg.health_listen && (hfd = open_listener(d.cfg.health_listen)) < 0) {
+			err = hfd;
 			goto out;
 		}
 	}
@@ -1515,26 +1570,23 @@ int main(int argc, char **argv)
 		if (err)
 			goto out;
 	}
-	/* The HTTP thread must not take SIGINT/SIGTERM/SIGHUP: they wake the period loop. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-	mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG,
-			       0, NULL, NULL, on_request, NULL,
-			       MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-			       MHD_OPTION_LISTEN_SOCKET, lfd,
-			       MHD_OPTION_CONNECTION_LIMIT, 64u,
-			       MHD_OPTION_CONNECTION_TIMEOUT, 10u,
-			       MHD_OPTION_END);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	mhd = serve(lfd, on_request, HTTP_CONNECTIONS, HTTP_PER_ADDRESS);
 	if (!mhd) {
 		log_err("cannot start the HTTP server on %s", d.cfg.listen);
 		err = -EIO;
 		goto out;
 	}
 	lfd = -1;	/* MHD closes it */
+	if (hfd >= 0) {
+		health = serve(hfd, on_health, HEALTH_CONNECTIONS, HEALTH_PER_ADDRESS);
+		if (!health) {
+			log_err("cannot start the health server on %s", d.cfg.health_listen);
+			err = -EIO;
+			goto out;
+		}
+		hfd = -1;
+		log_info("serving http://%s/healthz", d.cfg.health_listen);
+	}
 	log_info("serving http://%s/metrics, /api/containers, /api/batch, /healthz; period %.3g s, %s, %s (cgroup v%d); "
 		 "enforcement %s%s", d.cfg.listen, d.cfg.period_s, collector_mode(d.col), d.hier.root,
 		 d.hier.version, d.cfg.be.enable ? "on" : "off", o.dry_run ? " (dry run)" : "");
@@ -1569,10 +1621,14 @@ out:
 		err = -EIO;
 	if (mhd)
 		MHD_stop_daemon(mhd);
+	if (health)
+		MHD_stop_daemon(health);
 	kubelet_stop(d.kube);
 	poller_stop(d.nm);
 	if (lfd >= 0)
 		close(lfd);
+	if (hfd >= 0)
+		close(hfd);
 	publish(0);
 	window_free(&last.w);
 	suspects_free(&last.sus);

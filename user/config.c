@@ -336,6 +336,11 @@ static const char *check_listen(const char *s)
 	return strchr(s, ':') ? NULL : "must be HOST:PORT";
 }
 
+static const char *check_health_listen(const char *s)
+{
+	return !*s || strchr(s, ':') ? NULL : "must be \"\" (off) or HOST:PORT";
+}
+
 static const char *check_abs_path(const char *s)
 {
 	return s[0] == '/' ? NULL : "must be an absolute path";
@@ -652,6 +657,7 @@ static const struct field yarn_fields[] = {
 static const struct field koordbpf_fields[] = {
 	NUM("period", period_s, 0.1, 3600, 0),
 	STR("listen", listen, check_listen),
+	STR("healthListen", health_listen, check_health_listen),
 	STR("stateDir", state_dir, check_abs_path),
 	CUSTOM("cgroupRoots", read_roots),
 	CUSTOM("classRules", read_rules),
@@ -815,6 +821,7 @@ void config_defaults(struct koord_config *c)
 	};
 	c->period_s = 1;
 	c->listen = strdup("127.0.0.1:9316");
+	c->health_listen = strdup("");
 	c->state_dir = strdup("/var/lib/koord-bpf");
 	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
 		c->cgroup_roots[i] = strdup(roots[i]);
@@ -860,6 +867,8 @@ void config_free(struct koord_config *c)
 {
 	free(c->listen);
 	c->listen = NULL;
+	free(c->health_listen);
+	c->health_listen = NULL;
 	free(c->state_dir);
 	c->state_dir = NULL;
 	free(c->kubelet.url);
@@ -880,7 +889,7 @@ static bool defaults_allocated(const struct koord_config *c)
 	for (i = 0; i < c->ncgroup_roots; i++)
 		if (!c->cgroup_roots[i])
 			return false;
-	return c->listen && c->state_dir && c->kubelet.url && c->kubelet.token_file &&
+	return c->listen && c->health_listen && c->state_dir && c->kubelet.url && c->kubelet.token_file &&
 	       c->kubelet.ca_file && c->yarn.nm_url;
 }
 

@@ -12,7 +12,8 @@
  *   back;
  * - SIGHUP with a broken config keeps the old one; with one that disables
  *   enforcement, every value is restored;
- * - once running, the daemon holds only the capabilities it still uses.
+ * - once running, the daemon holds only the capabilities it still uses;
+ * - slow clients holding the HTTP port's connections: /healthz keeps answering.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -546,6 +547,93 @@ static void test_root_made_later(void)
 	remove_dir(dir);
 }
 
+/* A connection to 127.0.0.1:@p from the loopback address @from; -1 when refused. */
+static int connect_from(const char *from, int p)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET }, dst = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	inet_pton(AF_INET, from, &src.sin_addr);
+	inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+	dst.sin_port = htons(p);
+	if (fd >= 0 && (bind(fd, (struct sockaddr *)&src, sizeof(src)) ||
+			connect(fd, (struct sockaddr *)&dst, sizeof(dst)))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* The status of GET @path from @from, -1 without an answer. */
+static int get_from(const char *from, int p, const char *path)
+{
+	char buf[256] = "";
+	int fd = connect_from(from, p), status = -1;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	dprintf(fd, "GET %s HTTP/1.0\r\n\r\n", path);
+	n = read(fd, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	close(fd);
+	sscanf(buf, "HTTP/1.%*d %d", &status);
+	return status;
+}
+
+/* Is the server still holding @fd open (no EOF, no reset)? */
+static bool held(int fd)
+{
+	char c;
+	ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+
+	return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/*
+ * One client trickling bytes on 64 sockets (a request never finished) took
+ * every connection the server has, and the liveness probe's /healthz could
+ * not connect: the kubelet restarted the daemon. Now one address gets at
+ * most 8, and /healthz has a listener of its own.
+ */
+static void test_slow_clients(void)
+{
+	int fds[64], hport = port + 2, n = 0, i, round, healthy = 0, others = 0;
+	char own[128];
+	pid_t pid;
+
+	snprintf(own, sizeof(own), "\"healthListen\": \"127.0.0.1:%d\"", hport);
+	config(false, base, "", own);
+	pid = start();
+	if (!check(logged("serving http", 15000), "slow clients: the daemon starts with a health listener"))
+		return;
+	for (i = 0; i < 50 && get_from("127.0.0.1", hport, "/healthz") != 200; i++)
+		sleep_ms(100);	/* 503 "starting" until the first period */
+	check(i < 50 && logged("/healthz", 0), "... /healthz answers 200 there");
+	for (i = 0; i < 64; i++) {
+		fds[i] = connect_from("127.0.0.1", port);
+		if (fds[i] >= 0)
+			dprintf(fds[i], "GET /metrics HTTP/1.1\r\nHost: x\r\n");
+	}
+	for (round = 0; round < 6; round++) {
+		sleep_ms(500);
+		for (i = 0; i < 64; i++)
+			if (fds[i] >= 0 && held(fds[i]))
+				dprintf(fds[i], "X-%d: y\r\n", round);	/* a byte now and then */
+		healthy += get_from("127.0.0.1", hport, "/healthz") == 200;
+		others += get_from("127.0.0.2", port, "/metrics") == 200;
+	}
+	for (i = 0; i < 64; i++)
+		if (fds[i] >= 0) {
+			n += held(fds[i]);
+			close(fds[i]);
+		}
+	check(n <= 8, "one address holds %d of the 64 connections it asked for (at most 8)", n);
+	check(healthy == 6, "the health listener answered /healthz %d of 6 times meanwhile", healthy);
+	check(others == 6, "another address got /metrics %d of 6 times meanwhile", others);
+	check(daemon_stop(pid, SIGTERM) == 0, "slow clients: stops cleanly");
+}
+
 int main(void)
 {
 	pid_t probe, hog;
@@ -569,6 +657,7 @@ int main(void)
 	test_stop_restores_first();
 	test_reload();
 	test_kill9();
+	test_slow_clients();
 	test_root_made_later();	/* last: its tree is not in the snapshot */
 	free(snap);
 	rmdir(base);

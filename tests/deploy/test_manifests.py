@@ -128,8 +128,28 @@ def check(docs):
     need(ann.get('prometheus.io/port') == port, 'prometheus.io/port is not the listen port %s' % port)
     need(ann.get('prometheus.io/path', '/metrics') == '/metrics', 'prometheus.io/path')
     need(any(str(p['containerPort']) == port for p in c.get('ports', [])), 'containerPort is not %s' % port)
+    # the probes ask /healthz on a listener of its own: clients holding the scraped port's
+    # connections do not fail them
+    _, _, hport = kb.get('healthListen', '').rpartition(':')
+    need(hport and hport != port, 'healthListen %r is not a port apart from listen' % kb.get('healthListen'))
+    by_name = {p.get('name'): str(p['containerPort']) for p in c.get('ports', [])}
+    need(hport in by_name.values(), 'containerPort is not the health port %s' % hport)
     for probe in ('readinessProbe', 'livenessProbe'):
-        need(c.get(probe, {}).get('httpGet', {}).get('path') == '/healthz', '%s must ask /healthz' % probe)
+        get = c.get(probe, {}).get('httpGet', {})
+        need(get.get('path') == '/healthz', '%s must ask /healthz' % probe)
+        need(by_name.get(get.get('port'), str(get.get('port'))) == hport,
+             '%s must use the health port %s' % (probe, hport))
+
+    # a NetworkPolicy lets only chosen sources reach the pod, and only its metrics port
+    pol = one(docs, 'NetworkPolicy')
+    need(pol['metadata'].get('namespace') == ns, 'NetworkPolicy not in namespace %s' % ns)
+    need(pol['spec'].get('podSelector', {}).get('matchLabels') == tmpl['metadata']['labels'],
+         'NetworkPolicy does not select the pods')
+    need('Ingress' in pol['spec'].get('policyTypes', []), 'NetworkPolicy does not restrict ingress')
+    for rule in pol['spec'].get('ingress', []):
+        need(rule.get('from'), 'an ingress rule open to every source: %s' % rule)
+        need(rule.get('ports') and all(str(p.get('port')) == port for p in rule['ports']),
+             'an ingress rule beyond the metrics port: %s' % rule)
     need(pod.get('terminationGracePeriodSeconds', 30) >= 10, 'too little time to restore the cgroups')
     return cm['data'][key]
 
@@ -201,6 +221,13 @@ def main():
         'config key wrong': lambda ds, _: container(ds).update(args=['--config', '/etc/koord-bpf/x.json']),
         'role grants writes': lambda _, docs: next(d for d in docs if d['kind'] == 'ClusterRole')[
             'rules'][0]['verbs'].append('patch'),
+        'probes on the metrics port': lambda ds, _: container(ds)['livenessProbe']['httpGet'].update(
+            port='metrics'),
+        'no NetworkPolicy': lambda _, docs: docs.remove(next(d for d in docs if d['kind'] == 'NetworkPolicy')),
+        'policy open to every source': lambda _, docs: next(d for d in docs if d['kind'] == 'NetworkPolicy')[
+            'spec']['ingress'][0].pop('from'),
+        'policy opens the health port': lambda _, docs: next(d for d in docs if d['kind'] == 'NetworkPolicy')[
+            'spec']['ingress'][0]['ports'].append({'port': 9318}),
         'role grants nodes/proxy': lambda _, docs: next(d for d in docs if d['kind'] == 'ClusterRole')[
             'rules'][0]['resources'].append('nodes/proxy'),
         'binding names another account': lambda _, docs: next(
