@@ -92,18 +92,18 @@ static bool first_warning(struct kubelet *k, const struct pod_meta *p, enum pod_
 	return true;
 }
 
-/* Koordinator's features behind koord-bpf's eviction reasons. */
+/* Koordinator's features behind koord-bpf's eviction reasons (parsed with the list). */
 static unsigned int evict_denied(const struct pod_meta *p)
 {
-	static const char *const feature[EVICT_REASON_NR] = {
-		[EVICT_BE_CPU] = "BECPUEvict",
-		[EVICT_MEMORY] = "BEMemoryEvict",
-		[EVICT_CULPRIT] = "BECPUEvict",	/* a BE CPU eviction, by interference */
+	static const unsigned int feature[EVICT_REASON_NR] = {
+		[EVICT_BE_CPU] = POD_EVICT_BE_CPU,
+		[EVICT_MEMORY] = POD_EVICT_BE_MEMORY,
+		[EVICT_CULPRIT] = POD_EVICT_BE_CPU,	/* a BE CPU eviction, by interference */
 	};
 	unsigned int r, denied = 0;
 
 	for (r = 0; r < EVICT_REASON_NR; r++)
-		if (!pod_evict_allowed(p, feature[r]))
+		if (!(p->evict_features & feature[r]))
 			denied |= 1u << r;
 	return denied;
 }

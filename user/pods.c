@@ -79,26 +79,41 @@ enum prio_class pod_prio(const struct pod_meta *p, enum koord_class qos)
 	return qos == KC_BE ? PRIO_BATCH : PRIO_PROD;
 }
 
-bool pod_evict_allowed(const struct pod_meta *p, const char *feature)
+static const char *const evict_feature_names[] = { "BECPUEvict", "BEMemoryEvict" };
+
+/* @name's POD_EVICT_* bit, 0 for a feature koord-bpf does not act on. */
+static unsigned int feature_bit(const char *name)
 {
+	for (unsigned int i = 0; i < sizeof(evict_feature_names) / sizeof(*evict_feature_names); i++)
+		if (!strcmp(name, evict_feature_names[i]))
+			return 1u << i;
+	return 0;
+}
+
+unsigned int pod_evict_features(const struct pod_meta *p)
+{
+	unsigned int bits = 0;
 	json_object *list, *v;
-	bool ok = false;
 	size_t i;
 
 	if (!p->eviction_enabled)
-		return false;
+		return 0;
 	if (!p->eviction_policy)
-		return true;
+		return POD_EVICT_BE_CPU | POD_EVICT_BE_MEMORY;
 	list = json_tokener_parse(p->eviction_policy);
 	for (i = 0; json_object_is_type(list, json_type_array) &&
 		    i < json_object_array_length(list); i++) {
 		v = json_object_array_get_idx(list, i);
-		if (json_object_is_type(v, json_type_string) &&
-		    !strcmp(json_object_get_string(v), feature))
-			ok = true;
+		if (json_object_is_type(v, json_type_string))
+			bits |= feature_bit(json_object_get_string(v));
 	}
 	json_object_put(list);
-	return ok;
+	return bits;
+}
+
+bool pod_evict_allowed(const struct pod_meta *p, const char *feature)
+{
+	return pod_evict_features(p) & feature_bit(feature);
 }
 
 /* The string at @obj.@key, or NULL when absent or not a string. */
@@ -240,6 +255,7 @@ static bool pod_read(json_object *item, struct pod_meta *p, bool *nomem)
 	s = annots ? get_str(annots, ANNOT_EVICT_PRIO) : NULL;
 	p->eviction_priority = s ? atoi(s) : 0;
 	p->eviction_policy = dup_or_null(annots ? get_str(annots, ANNOT_EVICT_POLICY) : NULL, nomem);
+	p->evict_features = pod_evict_features(p);	/* once, not per cgroup and reason */
 	s = annots ? get_str(annots, ANNOT_CONFIG_SOURCE) : NULL;
 	p->static_pod = (s && strcmp(s, "api")) ||
 			(annots && json_object_object_get_ex(annots, ANNOT_CONFIG_MIRROR, NULL));

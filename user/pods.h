@@ -26,6 +26,7 @@ struct pod_meta {
 	bool eviction_enabled;		/* label koordinator.sh/eviction-enabled != "false" */
 	int eviction_priority;		/* annotation koordinator.sh/eviction-priority; 0 */
 	char *eviction_policy;		/* annotation koordinator.sh/eviction-policy (JSON list), NULL */
+	unsigned int evict_features;	/* pod_evict_features(), parsed once with the list */
 	/* requests as Kubernetes sums them: max(containers, each init container) + overhead */
 	double cpu_request;		/* cores */
 	double mem_request;		/* bytes */
@@ -69,6 +70,10 @@ enum koord_class pod_qos(const struct pod_meta *p, enum koord_class fallback);
  * (absent: all; unparsable: none).
  */
 bool pod_evict_allowed(const struct pod_meta *p, const char *feature);
+/* The koordlet features the pod may be evicted by, as POD_EVICT_* bits: one parse of the annotation. */
+#define POD_EVICT_BE_CPU	(1u << 0)	/* "BECPUEvict" */
+#define POD_EVICT_BE_MEMORY	(1u << 1)	/* "BEMemoryEvict" */
+unsigned int pod_evict_features(const struct pod_meta *p);
 /* High priority for batch capacity: a priority class other than koord-batch and koord-free. */
 bool prio_is_hp(enum prio_class p);
 /* The priority class, or from the QoS when none is set: BE batch, every other prod. */

@@ -26,7 +26,22 @@ struct poller {
 	char why[1600];
 	unsigned long long ok_total, err_total;
 	double last_ok;		/* CLOCK_MONOTONIC seconds, 0: never */
+	/* the last good answer's text, hashed: the same answer again is not parsed again */
+	unsigned long long hash;
+	size_t hash_len;
 };
+
+/* FNV-1a, 64 bits: tells an answer from the last one (with the length). */
+static unsigned long long fnv1a(const char *s, size_t len)
+{
+	unsigned long long h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
 
 static double mono_s(void)
 {
@@ -53,15 +68,26 @@ static void drop(struct poller *p)
 static void poll_once(struct poller *p)
 {
 	char err[512] = "", why[sizeof(p->why)];
+	unsigned long long hash = 0;
+	bool was_up, same = false;
 	void *v = NULL;
 	size_t len = 0;
 	char *body = NULL;
-	bool was_up;
 	int r;
 
 	r = http_get(&p->o, p->url, &body, &len, err, sizeof(err));
 	snprintf(why, sizeof(why), "%s", err);
 	if (!r) {
+		hash = fnv1a(body, len);
+		pthread_mutex_lock(&p->lock);
+		same = p->v && p->hash == hash && p->hash_len == len;
+		pthread_mutex_unlock(&p->lock);
+	}
+	/*
+	 * The same answer as the last: nothing to parse, and the generation
+	 * stays, so the daemon does not walk and classify again for nothing.
+	 */
+	if (!r && !same) {
 		v = calloc(1, p->kind->size);
 		r = v ? p->kind->parse(body, len, v, err, sizeof(err)) : -ENOMEM;
 		snprintf(why, sizeof(why), "%s: %s", p->url, r == -EINVAL ? err : strerror(-r));
@@ -74,10 +100,14 @@ static void poll_once(struct poller *p)
 	pthread_mutex_lock(&p->lock);
 	was_up = p->up;
 	p->up = !r;
-	if (!r) {
+	if (!r && !same) {
 		drop(p);
 		p->v = v;
 		p->gen++;
+		p->hash = hash;
+		p->hash_len = len;
+	}
+	if (!r) {
 		p->ok_total++;
 		p->last_ok = mono_s();
 		p->why[0] = '\0';
@@ -89,7 +119,8 @@ static void poll_once(struct poller *p)
 	if (r && (was_up || p->err_total == 1))
 		log_warn("%s: %s; going on with the last good answer, if any", p->kind->name, why);
 	else if (!r && !was_up)
-		log_info("%s: %zu %s from %s", p->kind->name, count(p->kind, v), p->kind->items, p->url);
+		log_info("%s: %zu %s from %s", p->kind->name, count(p->kind, same ? p->v : v),
+			 p->kind->items, p->url);
 }
 
 static void *run(void *arg)

@@ -320,6 +320,7 @@ static void test_poller_owns_its_options(void **state)
 	char url[128], *token = strdup(env.token), *ca = strdup(env.cert);
 	struct http_opts o = opts(ca, token);
 	unsigned long long ok0, bad0, ok, bad;
+	unsigned long gen;
 	struct kubelet *k;
 	int i;
 
@@ -337,15 +338,31 @@ static void test_poller_owns_its_options(void **state)
 	free(token);
 	free(ca);
 	polls(k, &ok0, &bad0);
+	gen = kubelet_generation(k);
 	for (i = 0; i < 100; i++) {
 		polls(k, &ok, &bad);
 		if (ok + bad >= ok0 + bad0 + 3)
 			break;
 		usleep(50000);
 	}
+	/*
+	 * The same answer again: not parsed again, and no new generation (each
+	 * one made the daemon walk and classify every cgroup again).
+	 */
+	assert_int_equal(kubelet_generation(k), gen);
 	kubelet_stop(k);
 	assert_true(ok + bad >= ok0 + bad0 + 3);
 	assert_int_equal(bad, bad0);
+
+	/* an answer that differs is a new generation each time */
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/pods-changing", env.port);
+	o.token_file = env.token;
+	o.ca_file = env.cert;
+	assert_int_equal(kubelet_start(&o, &k), 0);
+	for (i = 0; i < 100 && kubelet_generation(k) < 3; i++)
+		usleep(50000);
+	assert_true(kubelet_generation(k) >= 3);
+	kubelet_stop(k);
 }
 
 static void test_nm_parse(void **state)

@@ -5,6 +5,7 @@ recorded answers.
     kubelet_server.py CERT KEY TOKEN DATA_DIR PORT_FILE
 
 /pods        data/podlist.json (needs "Authorization: Bearer TOKEN", else 401)
+/pods-changing  the same, one more trailing space at each request: every answer differs
 /malformed   a PodList cut short
 /huge        70 MiB (more than the client takes), with a Content-Length
 /huge-chunked  the same, chunked
@@ -23,6 +24,8 @@ cert, key, token, data, port_file = sys.argv[1:6]
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
+    changes = 0
+
     def log_message(self, *args):
         pass
 
@@ -44,6 +47,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if self.headers.get('Authorization') != 'Bearer ' + token:
                 return self.send(401, b'{"kind": "Status", "code": 401}')
             return self.send(200, open(os.path.join(data, 'podlist.json'), 'rb').read())
+        if self.path == '/pods-changing':
+            Handler.changes += 1
+            body = open(os.path.join(data, 'podlist.json'), 'rb').read()
+            return self.send(200, body + b' ' * Handler.changes)
         if self.path == '/ws/v1/node/containers':   # YARN NodeManager: no token
             return self.send(200, open(os.path.join(data, 'nm-containers.json'), 'rb').read())
         if self.path == '/ws/v1/node/containers-none':
