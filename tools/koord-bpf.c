@@ -1277,8 +1277,10 @@ static int replay_journal(struct daemon *d)
 		return r;
 	}
 	if (!j.n) {
+		/* none, or an empty one (older runs left one): no file either way */
+		left = writer_restore_journal(&d->writer, &j);
 		journal_close(&j);
-		return 0;
+		return left < 0 ? left : 0;
 	}
 	log_warn("a previous run did not stop cleanly: restoring %zu cgroup values from %s/journal",
 		 j.n, d->cfg.state_dir);

@@ -266,7 +266,9 @@ static int write_tmp(int dirfd, const char *text)
 
 /*
  * Make the in-memory entries the journal on disk: tmp file, fsync, rename,
- * fsync of the dir (the rename is durable only then).
+ * fsync of the dir (the rename is durable only then). No entries: no file,
+ * as after a clean stop (an empty file left by a crash once made every
+ * later start fail: the journal "exists").
  */
 static int journal_save(struct journal *j)
 {
@@ -275,6 +277,11 @@ static int journal_save(struct journal *j)
 
 	if (j->dirfd < 0)
 		return -EBADF;
+	if (!j->n) {
+		if (unlinkat(j->dirfd, JOURNAL_FILE, 0) && errno != ENOENT)
+			return -errno;
+		return fsync(j->dirfd) ? -errno : 0;
+	}
 	text = journal_text(j);
 	if (!text)
 		return -ENOMEM;
@@ -831,18 +838,8 @@ static size_t compact(struct journal *j, const enum restore_state *st, const int
 /* Make the disk match the entries left: rewrite, or remove when none is. */
 static void restore_sync(struct journal *j)
 {
-	int err = 0;
+	int err = j->dirfd < 0 ? 0 : journal_save(j);
 
-	if (j->dirfd < 0)
-		return;
-	if (j->n) {
-		err = journal_save(j);
-	} else {
-		if (unlinkat(j->dirfd, JOURNAL_FILE, 0) && errno != ENOENT)
-			err = -errno;
-		else if (fsync(j->dirfd))
-			err = -errno;
-	}
 	/* the old journal stays: restoring its values again next start is harmless */
 	if (err)
 		log_warn("journal: %s: cannot update after restore: %s", j->dir, strerror(-err));

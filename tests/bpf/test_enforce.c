@@ -188,66 +188,6 @@ static void test_rollback(void)
 	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
 }
 
-/* The test tree mirrored in the v1 cpuset hierarchy: every level with all CPUs and node 0. */
-static char cpuset_base[PATH_MAX];
-
-static bool put(const char *dir, const char *file, const char *val)
-{
-	char path[PATH_MAX + 300];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "w");
-	return f && fputs(val, f) >= 0 && !fclose(f);
-}
-
-static const char *all_cpus(void)
-{
-	static char cpus[32];
-
-	snprintf(cpus, sizeof(cpus), "0-%ld", sysconf(_SC_NPROCESSORS_ONLN) - 1);
-	return cpus;
-}
-
-static bool cpuset_level(const char *dir)
-{
-	return (!mkdir(dir, 0755) || errno == EEXIST) && put(dir, "cpuset.cpus", all_cpus()) &&
-	       put(dir, "cpuset.mems", "0");
-}
-
-/* mkdir -p of @r below the cpuset base, then move @pid into it. */
-static bool cpuset_mirror(const char *r, pid_t pid)
-{
-	char path[PATH_MAX + 300], val[16];
-	const char *p = r;
-	int len;
-
-	if (!cpuset_level(cpuset_base))
-		return false;
-	do {
-		p = strchr(p + 1, '/');
-		len = p ? (int)(p - r) : (int)strlen(r);
-		snprintf(path, sizeof(path), "%s/%.*s", cpuset_base, len, r);
-		if (!cpuset_level(path))
-			return false;
-	} while (p);
-	snprintf(val, sizeof(val), "%d", pid);
-	return put(path, "cgroup.procs", val);
-}
-
-static void cpuset_unmirror(void)
-{
-	char cmd[3 * PATH_MAX];
-
-	/* tasks back to the root cpuset, then the tree, deepest first */
-	snprintf(cmd, sizeof(cmd),
-		 "for f in $(find %s -name cgroup.procs); do for p in $(cat $f); do "
-		 "echo $p > /sys/fs/cgroup/cpuset/cgroup.procs; done; done; "
-		 "find %s -depth -type d -exec rmdir {} + 2>/dev/null", cpuset_base, cpuset_base);
-	if (system(cmd))
-		printf("# could not remove all of %s\n", cpuset_base);
-}
-
 static void read_line(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "r");
@@ -262,14 +202,13 @@ static void read_line(const char *path, char *buf, size_t len)
 /* Where a cpuset holds the culprit, it is kept off the victim's CPU; SIGTERM puts it back. */
 static void test_target_cpuset(pid_t probe, pid_t hog)
 {
-	char path[2 * PATH_MAX], buf[64];
+	char path[2 * PATH_MAX], buf[64], all[32];
 
-	snprintf(cpuset_base, sizeof(cpuset_base), "/sys/fs/cgroup/cpuset%s", test_cgroup_base(&hier));
-	if (access("/sys/fs/cgroup/cpuset/cpuset.cpus", F_OK) || sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+	if (!*cpuset_tree(&hier)) {
 		printf("# no v1 cpuset hierarchy or one CPU: the cpuset action is not tested here\n");
 		return;
 	}
-	check(cpuset_mirror(BE_CTR, hog) && cpuset_mirror(LS_CTR, probe),
+	check(cpuset_mirror(&hier, BE_CTR, hog) && cpuset_mirror(&hier, LS_CTR, probe),
 	      "the pods mirrored in the cpuset hierarchy");
 	write_config("\"cpuSuppressThresholdPercent\": 100",
 		     "\"beWakeupPriority\": false, \"eviction\": {\"enable\": false}, "
@@ -277,13 +216,14 @@ static void test_target_cpuset(pid_t probe, pid_t hog)
 		     "\"sustainedWindows\": 2}");
 	start_daemon(NULL);
 	check(wait_log("kept on CPUs", 15000), "the culprit is kept off its victim's CPU");
-	snprintf(path, sizeof(path), "%s/%s/cpuset.cpus", cpuset_base, BE_CTR);
+	snprintf(path, sizeof(path), "%s/%s/cpuset.cpus", cpuset_tree(&hier), BE_CTR);
 	read_line(path, buf, sizeof(buf));
 	check(buf[0] && !strchr(buf, '0'), "the hog's cpuset no longer has CPU 0 (%s)", buf);
 	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
 	read_line(path, buf, sizeof(buf));
-	check(!strcmp(buf, all_cpus()), "SIGTERM gives the hog all CPUs back (%s)", buf);
-	cpuset_unmirror();
+	snprintf(all, sizeof(all), "0-%ld", sysconf(_SC_NPROCESSORS_ONLN) - 1);
+	check(!strcmp(buf, all), "SIGTERM gives the hog all CPUs back (%s)", buf);
+	cpuset_unmirror(&hier);
 }
 
 /* A cgroup hierarchy reached through a symlink is not written. */

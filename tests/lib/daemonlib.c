@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <netinet/in.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "daemonlib.h"
@@ -208,11 +210,13 @@ bool tree_value_is(const struct cpu_hierarchy *h, const char *r, const char *fil
 	return value_is(h, r, file, want);
 }
 
-static const char *const settings[] = {
+static const char *const cpu_settings[] = {
 	"cpu.idle", "cpu.shares", "cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.weight", "cpu.max",
+	NULL
 };
+static const char *const cpuset_settings[] = { "cpuset.cpus", "cpuset.mems", NULL };
 
-static void snapshot_dir(const char *abs, FILE *out)
+static void snapshot_dir(const char *abs, const char *const *settings, FILE *out)
 {
 	char path[PATH_MAX + 300], buf[256];
 	struct dirent *de;
@@ -221,7 +225,7 @@ static void snapshot_dir(const char *abs, FILE *out)
 	DIR *d;
 	int fd;
 
-	for (i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+	for (i = 0; settings[i]; i++) {
 		snprintf(path, sizeof(path), "%s/%s", abs, settings[i]);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
@@ -236,7 +240,7 @@ static void snapshot_dir(const char *abs, FILE *out)
 		if (de->d_type != DT_DIR || de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", abs, de->d_name);
-		snapshot_dir(path, out);
+		snapshot_dir(path, settings, out);
 	}
 	if (d)
 		closedir(d);
@@ -251,7 +255,89 @@ char *cgroup_snapshot(const struct cpu_hierarchy *h)
 	if (!f)
 		return NULL;
 	snprintf(abs, sizeof(abs), "%s%s", h->root, test_cgroup_base(h));
-	snapshot_dir(abs, f);
+	snapshot_dir(abs, cpu_settings, f);
+	fclose(f);
+	return s;
+}
+
+#define CPUSET_V1	"/sys/fs/cgroup/cpuset"
+
+const char *cpuset_tree(const struct cpu_hierarchy *h)
+{
+	static char base[PATH_MAX];
+
+	if (access(CPUSET_V1 "/cpuset.cpus", F_OK) || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return "";
+	snprintf(base, sizeof(base), CPUSET_V1 "%s", test_cgroup_base(h));
+	return base;
+}
+
+static bool put(const char *dir, const char *file, const char *val)
+{
+	char path[PATH_MAX + 300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "w");
+	return f && fputs(val, f) >= 0 && !fclose(f);
+}
+
+/* v1 makes a cpuset empty: a level gets its CPUs and memory node before a child or a task. */
+static bool cpuset_level(const char *dir)
+{
+	char cpus[32];
+
+	snprintf(cpus, sizeof(cpus), "0-%ld", sysconf(_SC_NPROCESSORS_ONLN) - 1);
+	return (!mkdir(dir, 0755) || errno == EEXIST) && put(dir, "cpuset.cpus", cpus) &&
+	       put(dir, "cpuset.mems", "0");
+}
+
+bool cpuset_mirror(const struct cpu_hierarchy *h, const char *r, pid_t pid)
+{
+	const char *base = cpuset_tree(h), *p = r;
+	char path[PATH_MAX + 300], val[16];
+	int len;
+
+	if (!*base || !cpuset_level(base))
+		return false;
+	do {
+		p = strchr(p + 1, '/');
+		len = p ? (int)(p - r) : (int)strlen(r);
+		snprintf(path, sizeof(path), "%s/%.*s", base, len, r);
+		if (!cpuset_level(path))
+			return false;
+	} while (p);
+	snprintf(val, sizeof(val), "%d", pid);
+	return put(path, "cgroup.procs", val);
+}
+
+void cpuset_unmirror(const struct cpu_hierarchy *h)
+{
+	const char *base = cpuset_tree(h);
+	char cmd[3 * PATH_MAX];
+
+	if (!*base)
+		return;
+	/* tasks back to the root cpuset, then the tree, deepest first */
+	snprintf(cmd, sizeof(cmd),
+		 "for f in $(find %s -name cgroup.procs); do for p in $(cat $f); do "
+		 "echo $p > " CPUSET_V1 "/cgroup.procs; done; done; "
+		 "find %s -depth -type d -exec rmdir {} + 2>/dev/null", base, base);
+	if (system(cmd))
+		printf("# could not remove all of %s\n", base);
+}
+
+char *cpuset_snapshot(const struct cpu_hierarchy *h)
+{
+	const char *base = cpuset_tree(h);
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f)
+		return NULL;
+	if (*base)
+		snapshot_dir(base, cpuset_settings, f);
 	fclose(f);
 	return s;
 }

@@ -666,6 +666,36 @@ static void test_restore_parsed(void **state)
 	journal_close(&j);
 }
 
+/*
+ * An empty journal is no file: a rollback that forgot the last entry, then
+ * a crash, left an empty file, and every later start failed (the journal
+ * "exists"). One such file from before is removed by the replay.
+ */
+static void test_empty_is_no_file(void **state)
+{
+	struct fixture *fx = *state;
+	struct script s[] = { S("/x", 0, 0) };
+	struct restore_ctx c = { .s = s, .n = 1 };
+	char err[128];
+
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/a/cpuset.cpus", "0-1", "1"), 0);
+	assert_true(state_has(fx, "journal"));
+	assert_int_equal(journal_forget(&fx->j, "/cg/a/cpuset.cpus"), 0);
+	assert_false(state_has(fx, "journal"));
+	journal_close(&fx->j);	/* a crash now */
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+	journal_close(&fx->j);
+
+	write_journal_text(fx, "{\"version\":2,\"entries\":[]}");
+	assert_int_equal(journal_load(&fx->j, fx->state, err, sizeof(err)), 0);
+	assert_int_equal(fx->j.n, 0);
+	assert_int_equal(journal_restore(&fx->j, scripted, &c), 0);
+	assert_false(state_has(fx, "journal"));
+	journal_close(&fx->j);
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -673,6 +703,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_untrusted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forget_and_prune, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_is_no_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_fails_tmp_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_fails_tmp_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_fails_rename, setup, teardown),
