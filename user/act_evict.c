@@ -176,9 +176,12 @@ static struct evict_candidate *candidates(struct enforcer *e, const struct windo
 /* The limiter's file in the state dir (beside the journal, through its trusted fd). */
 #define RATE_FILE	"evictions"
 
+/* The state dir's fd, -1 without an open journal (enforcement off, a dry run). */
 static int state_dirfd(const struct enforcer *e)
 {
-	return e->w->journal && !e->w->dry_run ? e->w->journal->dirfd : -1;
+	const struct journal *j = e->w->journal;
+
+	return j && j->dir && j->dirfd >= 0 && !e->w->dry_run ? j->dirfd : -1;
 }
 
 void act_rate_load(struct enforcer *e)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Overload: 100 concurrent /metrics scrapers on loopback for KOORD_OVERLOAD_S
 # (default 30) seconds, a connection each request, gzip asked like
-# Prometheus does. The daemon must stay responsive (/healthz 200 within 2 s
+# Prometheus does, 4 from each of 25 loopback addresses (one address gets 8
+# connections at most; the monitor asks from its own). The daemon must stay responsive (/healthz 200 within 2 s
 # every time it is asked, most scrapes served) and its period must not slip:
 # every window it publishes meanwhile (/api/containers duration_s) within 10%
 # of the 1 s period, and the period's own work (koord_bpf_period_duration_seconds)
@@ -22,8 +23,8 @@ end = time.monotonic() + secs
 lock = threading.Lock()
 st = {"ok": 0, "failed": 0, "bytes": 0, "health": [], "health_bad": 0, "windows": [], "work": []}
 
-def get(path, timeout, gzip=False):
-	c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+def get(path, timeout, gzip=False, src="127.0.0.1"):
+	c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout, source_address=(src, 0))
 	try:
 		c.request("GET", path, headers={"Accept-Encoding": "gzip"} if gzip else {})
 		r = c.getresponse()
@@ -31,10 +32,10 @@ def get(path, timeout, gzip=False):
 	finally:
 		c.close()
 
-def scraper():
+def scraper(src):
 	while time.monotonic() < end:
 		try:
-			status, body = get("/metrics", 10, True)
+			status, body = get("/metrics", 10, True, src)
 			good = status == 200
 		except Exception:
 			good, body = False, b""
@@ -69,7 +70,8 @@ def monitor():
 			pass
 		time.sleep(max(0, 0.5 - (time.monotonic() - t)))
 
-threads = [threading.Thread(target=scraper) for _ in range(100)] + [threading.Thread(target=monitor)]
+threads = [threading.Thread(target=scraper, args=("127.0.0.%d" % (2 + i // 4),)) for i in range(100)]
+threads.append(threading.Thread(target=monitor))
 for t in threads:
 	t.start()
 for t in threads:
