@@ -178,6 +178,11 @@ static void attribution(void)
 		infl_all += r.w.v[i].inflicted_online_ns;
 		if (c && KC_IS_ONLINE(c->ident.qos))
 			online_steal += steal_by_others(&r.w.v[i]);
+		/* any other container that made online work wait: named, to find it when it bites */
+		if (&r.w.v[i] != hw && &r.w.v[i] != dw && r.w.v[i].inflicted_online_ns > 100000)
+			printf("# also inflicted online %.3f ms: %s (%s)\n",
+			       r.w.v[i].inflicted_online_ns / 1e6, c ? c->path : "an unknown cgroup",
+			       c ? qos_name(c->ident.qos) : "-");
 	}
 	printf("# all containers: inflicted online %.2f ms, online steal %.2f ms\n",
 	       infl_all / 1e6, online_steal / 1e6);
