@@ -509,10 +509,11 @@ static __always_inline void pmu_delta(struct cpu_state *cs, __u32 cpu, __u64 out
  * charging by state keeps the clocks, cpu_ns and every snapshot consistent
  * with each other. Its class clock gets @clk ns of it and its container's
  * cpu_ns @ran (both the whole interval unless a missed switch split it);
- * the waiting it caused is integrated over all of it.
+ * the waiting it caused is integrated over all of it, and what went to its
+ * container is left in @got (charge_missed moves prev's part).
  */
 static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 now, __u64 clk,
-				       __u64 ran)
+				       __u64 ran, __u64 got[2])
 {
 	__u64 delta = now - cs->last_switch, counters[PMU_NR], n_max;
 	__u64 i_all, i_online, i_own, i_own_on;
@@ -557,6 +558,8 @@ static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 no
 		i_own_on = i_online;
 	st->inflicted_all_ns += i_all - i_own;
 	st->inflicted_online_ns += i_online - i_own_on;
+	got[0] = i_all - i_own;
+	got[1] = i_online - i_own_on;
 }
 
 /*
@@ -571,16 +574,45 @@ static __always_inline __u64 own_run(struct task_struct *p, __u64 max, bool btf)
 		       KREAD(btf, p, se.prev_sum_exec_runtime), max);
 }
 
-/* Charge @ns that @pts's task ran on @cpu up to @now (its clocks and on-CPU time). */
-static __always_inline void charge_missed(struct cpu_state *cs, struct task_state *pts,
-					  __u32 cpu, __u64 ns, __u64 now)
+/* max(@a - @b, 0) of two signed counts, times @ns. */
+static __always_inline __u64 count_ns(__s64 a, __s64 b, __u64 ns)
 {
-	struct cg_cpu_stats *st = cg_cpu_stats(pts->slot, cpu);
+	return a > b ? (__u64)(a - b) * ns : 0;
+}
+
+/*
+ * Charge @ns that @pts's task ran on @cpu up to @now (its clocks and on-CPU
+ * time), and the waiting it kept meanwhile: charge_run integrated the whole
+ * interval to the recorded task's container (@got of it, all and online),
+ * while the class clocks, and so the waiters' steal, give this part to
+ * prev. It moves, at the waiters counted now (prev's own aside; one that
+ * queued meanwhile counts whole, hence the bound by @got).
+ */
+static __always_inline void charge_missed(struct cpu_state *cs, struct task_state *pts,
+					  __u32 cpu, __u64 ns, __u64 now, const __u64 got[2])
+{
+	struct cg_cpu_stats *st = cg_cpu_stats(pts->slot, cpu), *rec;
+	__u64 all, online;
 
 	if (pts->class < KC_NR)
 		cs->clk[pts->class] += ns;
-	if (st && st->born_ns <= now - ns)
-		st->cpu_ns += ns;
+	if (!st || st->born_ns > now - ns)
+		return;
+	st->cpu_ns += ns;
+	rec = cg_cpu_stats(cs->cur_slot, cpu);
+	if (rec == st)
+		return;
+	all = count_ns(cs->n_all, st->own_n, ns);
+	online = count_ns(cs->n_online, st->own_on_n, ns);
+	/* nothing was given to a recorded idle task or one without a container */
+	if (rec && cs->cur_cgid) {
+		all = all < got[0] ? all : got[0];
+		online = online < got[1] ? online : got[1];
+		rec->inflicted_all_ns -= all;
+		rec->inflicted_online_ns -= online;
+	}
+	st->inflicted_all_ns += all;
+	st->inflicted_online_ns += online;
 }
 
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
@@ -591,7 +623,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u32 prev_pid = KREAD(btf, prev, pid), next_pid = KREAD(btf, next, pid);
 	struct task_state *pts = NULL, *nts = NULL;
 	struct cg_cpu_stats *st;
-	__u64 prev_cgid, now, delta, ran, missed = 0;
+	__u64 prev_cgid, now, delta, ran, missed = 0, got[2] = {};
 
 	if (!cs)
 		return 0;
@@ -627,7 +659,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			if (ran + HIDDEN_MIN_NS >= delta)
 				ran = delta;
 		}
-		charge_run(cs, cpu, now, delta - missed, ran);
+		charge_run(cs, cpu, now, delta - missed, ran, got);
 	}
 	cs->last_switch = now;
 
@@ -635,7 +667,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		pts = task_state(prev, true);
 		/* Its identity as cached: refreshing it here would double the verifier's work. */
 		if (pts && missed)
-			charge_missed(cs, pts, cpu, missed, now);
+			charge_missed(cs, pts, cpu, missed, now, got);
 		/* Left open: the stale-wait program did not run first. Dropped. */
 		if (pts && pts->wait_start) {
 			queue_remove(pts, now, false, NULL, btf);
