@@ -205,7 +205,7 @@ static void test_target_cpuset(pid_t probe, pid_t hog)
 	char path[2 * PATH_MAX], buf[64], all[32];
 
 	if (!*cpuset_tree(&hier)) {
-		printf("# no v1 cpuset hierarchy or one CPU: the cpuset action is not tested here\n");
+		skip_part("the cpuset action: no v1 cpuset hierarchy, or one CPU");
 		return;
 	}
 	check(cpuset_mirror(&hier, BE_CTR, hog) && cpuset_mirror(&hier, LS_CTR, probe),

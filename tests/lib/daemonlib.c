@@ -86,20 +86,31 @@ bool daemon_alive(pid_t pid)
 	return waitpid(pid, NULL, WNOHANG) == 0;
 }
 
-int http_get(int port, const char *path, char *buf, size_t len)
+int loopback_connect(const char *from, int port)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct sockaddr_in src = { .sin_family = AF_INET }, dst = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	dst.sin_port = htons(port);
+	if (fd >= 0 && ((from && (inet_pton(AF_INET, from, &src.sin_addr) != 1 ||
+				  bind(fd, (struct sockaddr *)&src, sizeof(src)))) ||
+			connect(fd, (struct sockaddr *)&dst, sizeof(dst)))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+int http_get_from(const char *from, int port, const char *path, char *buf, size_t len)
+{
 	size_t got = 0;
 	int fd, status = -1;
 	ssize_t n;
 
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-		if (fd >= 0)
-			close(fd);
+	fd = loopback_connect(from, port);
+	if (fd < 0)
 		return -1;
-	}
 	dprintf(fd, "GET %s HTTP/1.0\r\n\r\n", path);
 	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0)
 		got += n;
@@ -107,6 +118,11 @@ int http_get(int port, const char *path, char *buf, size_t len)
 	close(fd);
 	sscanf(buf, "HTTP/1.%*d %d", &status);
 	return status;
+}
+
+int http_get(int port, const char *path, char *buf, size_t len)
+{
+	return http_get_from(NULL, port, path, buf, len);
 }
 
 static bool has_now(const char *path, const char *needle)
