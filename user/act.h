@@ -9,7 +9,7 @@
 #include "suppress.h"
 #include "throttle.h"
 
-enum act_kind { ACT_WAKEUP, ACT_SUPPRESS, ACT_TARGET, ACT_KIND_NR };
+enum act_kind { ACT_WAKEUP, ACT_SUPPRESS, ACT_TARGET, ACT_KEEPOFF, ACT_KIND_NR };
 
 #define ACT_RING	64	/* windows of online waits kept as the baseline of an action */
 #define BE_SAMPLES_MAX	3600
@@ -40,8 +40,32 @@ struct enforcer {
 	struct detector det;
 	struct effect eff;
 	struct waits ring[ACT_RING];	/* all online containers' waits of the last windows */
+	cpu_set_t ring_cpus[ACT_RING];	/* and the CPUs where they waited behind BE */
 	int ring_n, ring_next;
 	double hold_until[ACT_KIND_NR];
+	/*
+	 * Conditions: the BE and online containers present (a hash). An
+	 * action rolled back is not taken again under the conditions it was
+	 * rolled back under: each try and rollback is a transition online
+	 * tasks pay for.
+	 */
+	__u64 workload;
+	bool rolled[ACT_KIND_NR];
+	__u64 rolled_workload[ACT_KIND_NR];
+	char rolled_what[192];		/* the rollback whose transition is measured next */
+	struct side_effect_record {	/* the last side effect, for /api/containers */
+		char what[160];		/* the action */
+		struct side_effect side;
+		__u64 *victims;
+		size_t nvictims;
+		double at;
+	} side;
+	struct {			/* BE kept off the victims' CPUs (the escalation) */
+		bool wanted, on;
+		cpu_set_t cpus;
+		__u64 *victims;		/* released once all of them are gone */
+		size_t nvictims;
+	} keepoff;
 	double now, dt;
 	char **roots;			/* BE roots: besteffort QoS levels and YARN trees */
 	size_t nroots;
@@ -94,6 +118,17 @@ int act_quota_path(const struct enforcer *e, const char *rel, char *path, size_t
 bool act_allowed(const struct enforcer *e, const char *rel);
 /* A container's CPU use in the window, in cores. */
 double act_used_cores(const struct window *w, __u64 cgid);
+/*
+ * Write the cpuset @set to the BE root @root and the cgroups below it (but
+ * culprits the targeted action keeps): parents first when it grows,
+ * children first when it shrinks. Returns the root's write.
+ */
+int act_be_cpuset_write(struct enforcer *e, const struct container_table *t, const char *root,
+			const char *set, bool grow);
+/* Put back the journaled cpusets of @root and everything below it, parents first. */
+void act_be_cpuset_restore(struct enforcer *e, const struct container_table *t, const char *root);
+/* @rel's cpuset.cpus (in the cpuset or unified hierarchy) into @path. */
+int act_cpuset_file(const struct enforcer *e, const char *rel, char *path, size_t len);
 
 void act_wakeup(struct enforcer *e, const struct container_table *t);
 void act_wakeup_rollback(struct enforcer *e);
@@ -104,5 +139,7 @@ void act_target(struct enforcer *e, const struct window *w, const struct contain
 void act_target_rollback(struct enforcer *e, __u64 cgid);
 void act_target_free(struct enforcer *e);
 void act_evict(struct enforcer *e, const struct window *w, const struct container_table *t);
+void act_keepoff(struct enforcer *e, const struct container_table *t);
+void act_keepoff_rollback(struct enforcer *e, const struct container_table *t);
 
 #endif

@@ -89,7 +89,7 @@ static void by_quota(struct enforcer *e, const struct container_table *t, double
 	e->st.be_quota_us = e->suppressing ? sum : -1;
 }
 
-static int cpuset_file(const struct enforcer *e, const char *rel, char *path, size_t len)
+int act_cpuset_file(const struct enforcer *e, const char *rel, char *path, size_t len)
 {
 	const char *mount = e->h->cpuset_version == 2 ? e->h->unified : e->h->cpuset;
 
@@ -138,13 +138,9 @@ static const char **subtree(const struct enforcer *e, const struct container_tab
 	return v;
 }
 
-/*
- * Write @set to @root and every cgroup below it: parents first when the set
- * grows, children first when it shrinks (a child must stay within its parent).
- * Returns the root's write: what is in force for all of BE.
- */
-static int write_tree(struct enforcer *e, const struct container_table *t, const char *root,
-		      const char *set, bool grow)
+/* A child must stay within its parent: the order of the writes follows. */
+int act_be_cpuset_write(struct enforcer *e, const struct container_table *t, const char *root,
+			const char *set, bool grow)
 {
 	char path[PATH_MAX];
 	size_t i, n;
@@ -154,7 +150,7 @@ static int write_tree(struct enforcer *e, const struct container_table *t, const
 	for (i = 0; v && i < n; i++) {
 		const char *rel = v[grow ? i : n - 1 - i];
 
-		r = cpuset_file(e, rel, path, sizeof(path));
+		r = act_cpuset_file(e, rel, path, sizeof(path));
 		if (!r)
 			r = writer_set(e->w, path, set);
 		if (rel == root)
@@ -164,7 +160,10 @@ static int write_tree(struct enforcer *e, const struct container_table *t, const
 	return root_r;
 }
 
-/* The CPUs BE may be given: its root's parent's cpuset (all online CPUs when unknown). */
+/*
+ * The CPUs BE may be given: its root's parent's cpuset (all online CPUs when
+ * unknown), but those it is kept off.
+ */
 static void be_pool(const struct enforcer *e, const char *root, cpu_set_t *pool)
 {
 	char parent[PATH_MAX], path[PATH_MAX], buf[CPUSET_TEXT_MAX];
@@ -175,12 +174,20 @@ static void be_pool(const struct enforcer *e, const char *root, cpu_set_t *pool)
 		return;
 	memcpy(parent, root, slash - root);
 	parent[slash - root] = '\0';
-	if (!cpuset_file(e, parent, path, sizeof(path)) &&
+	if (!act_cpuset_file(e, parent, path, sizeof(path)) &&
 	    !writer_read(e->w, path, buf, sizeof(buf)) && !cpuset_parse(buf, pool) &&
 	    CPU_COUNT(pool))
 		CPU_AND(pool, pool, &e->topo.online);
 	else
 		*pool = e->topo.online;
+	if (e->keepoff.on) {
+		cpu_set_t rest;
+
+		CPU_XOR(&rest, pool, &e->keepoff.cpus);
+		CPU_AND(&rest, &rest, pool);
+		if (CPU_COUNT(&rest))
+			*pool = rest;
+	}
 }
 
 static void by_cpuset(struct enforcer *e, const struct container_table *t, double allowed)
@@ -191,7 +198,7 @@ static void by_cpuset(struct enforcer *e, const struct container_table *t, doubl
 	size_t i;
 
 	for (i = 0; i < e->nroots; i++) {
-		if (cpuset_file(e, e->roots[i], path, sizeof(path)) ||
+		if (act_cpuset_file(e, e->roots[i], path, sizeof(path)) ||
 		    writer_read(e->w, path, buf, sizeof(buf)) || cpuset_parse(buf, &cur))
 			continue;
 		ncur = CPU_COUNT(&cur);
@@ -205,13 +212,13 @@ static void by_cpuset(struct enforcer *e, const struct container_table *t, doubl
 		if (cpuset_format(&next, buf, sizeof(buf)) < 0)
 			continue;
 		/* a limit not in force is not recorded: eviction judges BE against it */
-		if (write_tree(e, t, e->roots[i], buf, n > ncur) < 0)
+		if (act_be_cpuset_write(e, t, e->roots[i], buf, n > ncur) < 0)
 			continue;
-		e->st.be_cpuset_cpus = n;
+		e->st.be_cpuset_cpus = CPU_COUNT(&next);
 		if (!e->suppressing) {
 			e->suppressing = true;
-			act_begin(e, ACT_SUPPRESS, 0, "BE cpuset %s (%d CPUs) on %s", buf, n,
-				  e->roots[i]);
+			act_begin(e, ACT_SUPPRESS, 0, "BE cpuset %s (%d CPUs) on %s", buf,
+				  CPU_COUNT(&next), e->roots[i]);
 		}
 	}
 }
@@ -230,21 +237,30 @@ void act_suppress(struct enforcer *e, const struct window *w, const struct conta
 		by_cpuset(e, t, e->st.be_allowed_cores);
 }
 
-void act_suppress_rollback(struct enforcer *e, const struct container_table *t)
+void act_be_cpuset_restore(struct enforcer *e, const struct container_table *t, const char *root)
 {
 	char path[PATH_MAX];
 	const char **v;
-	size_t i, j, n;
+	size_t j, n;
+
+	v = subtree(e, t, root, false, &n);	/* widen parents first */
+	for (j = 0; v && j < n; j++)
+		if (!act_cpuset_file(e, v[j], path, sizeof(path)))
+			act_restore(e, path);
+	free(v);
+}
+
+void act_suppress_rollback(struct enforcer *e, const struct container_table *t)
+{
+	char path[PATH_MAX];
+	size_t i;
 
 	for (i = 0; i < e->nroots; i++) {
 		if (!act_quota_path(e, e->roots[i], path, sizeof(path)))
 			act_restore(e, path);
-		v = subtree(e, t, e->roots[i], false, &n);	/* widen parents first */
-		for (j = 0; v && j < n; j++)
-			if (!cpuset_file(e, v[j], path, sizeof(path)))
-				act_restore(e, path);
-		free(v);
+		act_be_cpuset_restore(e, t, e->roots[i]);
 	}
+	e->keepoff.on = false;	/* the cpusets are the originals again */
 	e->suppressing = false;
 	e->st.be_quota_us = -1;
 	e->st.be_cpuset_cpus = 0;

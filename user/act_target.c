@@ -14,12 +14,6 @@
 #include "act.h"
 #include "log.h"
 
-static int cpuset_file(const struct enforcer *e, const char *rel, char *path, size_t len)
-{
-	return act_path(path, len, e->h->cpuset_version == 2 ? e->h->unified : e->h->cpuset, rel,
-			"cpuset.cpus");
-}
-
 static struct target *target_get(struct enforcer *e, const struct culprit *c,
 				 const struct container_table *t)
 {
@@ -63,7 +57,7 @@ static int cpuset_apply(struct enforcer *e, const struct window *w, struct targe
 	cpu_set_t cur, vic, keep;
 	int err;
 
-	err = cpuset_file(e, tg->path, path, sizeof(path));
+	err = act_cpuset_file(e, tg->path, path, sizeof(path));
 	if (!err)
 		err = writer_read(e->w, path, buf, sizeof(buf));
 	if (!err)
@@ -89,7 +83,7 @@ static void cpuset_release(struct enforcer *e, struct target *tg)
 {
 	char path[PATH_MAX];
 
-	if (!cpuset_file(e, tg->path, path, sizeof(path)))
+	if (!act_cpuset_file(e, tg->path, path, sizeof(path)))
 		act_restore(e, path);
 	tg->cpuset_on = false;
 }

@@ -59,7 +59,7 @@ int detect_update(struct detector *d, const struct window *w, const struct conta
 		s->be_steal_pct = w->dur_ns ? 100.0 * cw->steal_ns[KC_BE] / w->dur_ns : 0;
 		if (hurt_in(s, c) && (s->acc || (s->acc = calloc(1, sizeof(*s->acc))))) {
 			s->streak++;
-			waits_add(s->acc, cw);
+			waits_add(s->acc, cw, w->dur_ns);
 		} else {
 			s->streak = 0;
 			free(s->acc);

@@ -2,10 +2,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "classify.h"
 #include "effect.h"
 #include "hist.h"
 
-void waits_add(struct waits *acc, const struct cg_window *cw)
+void waits_add(struct waits *acc, const struct cg_window *cw, __u64 dur_ns)
 {
 	__u32 i;
 
@@ -15,6 +16,9 @@ void waits_add(struct waits *acc, const struct cg_window *cw)
 	acc->sum_ns += cw->wait_ns;
 	if (cw->wait_max > acc->max_ns)
 		acc->max_ns = cw->wait_max;
+	for (i = 0; i < ST_NR; i++)
+		acc->steal_ns[i] += cw->steal_ns[i];
+	acc->span_ns += dur_ns;
 }
 
 void waits_merge(struct waits *acc, const struct waits *x)
@@ -27,6 +31,9 @@ void waits_merge(struct waits *acc, const struct waits *x)
 	acc->sum_ns += x->sum_ns;
 	if (x->max_ns > acc->max_ns)
 		acc->max_ns = x->max_ns;
+	for (i = 0; i < ST_NR; i++)
+		acc->steal_ns[i] += x->steal_ns[i];
+	acc->span_ns += x->span_ns;
 }
 
 __u64 waits_quantile(const struct waits *x, double q)
@@ -102,6 +109,47 @@ static unsigned int quantile_bucket(const struct waits *a, const struct waits *b
 			break;
 	}
 	return i < HIST_BUCKETS ? i : HIST_BUCKETS - 1;
+}
+
+__u64 waits_stalls(const struct waits *x)
+{
+	return tail_count(x, hist_bucket(EFFECT_STALL_NS));
+}
+
+/* Steal of @x behind @cls (the online classes together for KC_LS), ns per second. */
+static double steal_rate(const struct waits *x, int cls)
+{
+	__u64 ns = x->steal_ns[cls];
+
+	if (cls == KC_LS)
+		ns += x->steal_ns[KC_LSE] + x->steal_ns[KC_LSR];
+	return x->span_ns ? ns * 1e9 / x->span_ns : 0;
+}
+
+bool effect_side_effect(const struct waits *before, const struct waits *after,
+			struct side_effect *out)
+{
+	static const int classes[] = { KC_SYSTEM, KC_LS, KC_UNCLASSIFIED, KC_IDLE };
+	double rise, best = 0;
+	unsigned int i;
+
+	*out = (struct side_effect){ .cls = -1 };
+	if (!before->span_ns || !after->span_ns)
+		return false;
+	for (i = 0; i < sizeof(classes) / sizeof(*classes); i++) {
+		double b = steal_rate(before, classes[i]), a = steal_rate(after, classes[i]);
+
+		rise = a - b;
+		if (rise < SIDE_MIN_NS_PER_S || a < b * SIDE_FACTOR || rise <= best)
+			continue;
+		best = rise;
+		out->cls = classes[i];
+		out->before_ms_s = b / 1e6;
+		out->after_ms_s = a / 1e6;
+	}
+	out->be_before_ms_s = steal_rate(before, KC_BE) / 1e6;
+	out->be_after_ms_s = steal_rate(after, KC_BE) / 1e6;
+	return out->cls >= 0;
 }
 
 /* ln P(X = i) for X ~ Binomial(k, r), 0 < r < 1. */
@@ -259,7 +307,7 @@ void effect_waits_of(const struct effect *e, const struct window *w,
 			if (!c || !KC_IS_ONLINE(c->ident.qos))
 				continue;
 		}
-		waits_add(out, &w->v[i]);
+		waits_add(out, &w->v[i], w->dur_ns);
 	}
 }
 
@@ -273,19 +321,24 @@ enum effect_verdict effect_feed(struct effect *e, const struct window *w,
 		return EFFECT_INCONCLUSIVE;
 	effect_waits_of(e, w, t, &now);
 	waits_merge(&e->after, &now);
+	if (!e->windows) {	/* the transition: the first window after the write */
+		e->first_max_ns = now.max_ns;
+		e->first_stalls = waits_stalls(&now);
+	}
 	if (++e->windows < e->need)
 		return EFFECT_PENDING;
 	v = effect_judge(&e->before, &e->after, worse_percent, &e->ev);
 	if (v == EFFECT_INCONCLUSIVE && e->windows < e->need * EFFECT_EXTEND)
 		return EFFECT_PENDING;
 	e->pending = false;
+	effect_side_effect(&e->before, &e->after, &e->side);
 	return v;
 }
 
 int effect_describe(const struct effect *e, char *buf, size_t len)
 {
 	const struct effect_evidence *ev = &e->ev;
-	int n;
+	int n, m;
 
 	n = snprintf(buf, len,
 		     "%s p99.9 wait %.0f us -> %.0f us (max %.0f -> %.0f us, p99 %.0f -> %.0f us; "
@@ -298,12 +351,15 @@ int effect_describe(const struct effect *e, char *buf, size_t len)
 	if (n < 0 || (size_t)n >= len)
 		return n;
 	if (!ev->threshold_ns)
-		return n + snprintf(buf + n, len - n, "; %llu -> %llu waits, no tail to test)",
-				    (unsigned long long)ev->n_before,
-				    (unsigned long long)ev->n_after);
-	return n + snprintf(buf + n, len - n,
-			    "; waits >= %.0f us %llu/%llu -> %llu/%llu, p %.2g)",
-			    ev->threshold_ns / 1e3, (unsigned long long)ev->k_before,
-			    (unsigned long long)ev->n_before, (unsigned long long)ev->k_after,
-			    (unsigned long long)ev->n_after, ev->p);
+		m = snprintf(buf + n, len - n, "; %llu -> %llu waits, no tail to test)",
+			     (unsigned long long)ev->n_before, (unsigned long long)ev->n_after);
+	else
+		m = snprintf(buf + n, len - n, "; waits >= %.0f us %llu/%llu -> %llu/%llu, p %.2g)",
+			     ev->threshold_ns / 1e3, (unsigned long long)ev->k_before,
+			     (unsigned long long)ev->n_before, (unsigned long long)ev->k_after,
+			     (unsigned long long)ev->n_after, ev->p);
+	if (m < 0 || (size_t)(n += m) >= len)
+		return n;
+	return n + snprintf(buf + n, len - n, "; transition: max %.0f us in the first window",
+			    e->first_max_ns / 1e3);
 }

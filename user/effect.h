@@ -17,8 +17,11 @@
 struct waits {
 	__u32 hist[HIST_BUCKETS];
 	__u64 count, sum_ns, max_ns;
+	__u64 steal_ns[ST_NR];	/* the waits split by who held the CPU */
+	__u64 span_ns;		/* container-time they were measured over */
 };
-void waits_add(struct waits *acc, const struct cg_window *cw);
+/* Add @cw, one container's window of @dur_ns. */
+void waits_add(struct waits *acc, const struct cg_window *cw, __u64 dur_ns);
 void waits_merge(struct waits *acc, const struct waits *x);
 __u64 waits_quantile(const struct waits *x, double q);
 
@@ -63,6 +66,29 @@ struct effect_evidence {
 enum effect_verdict effect_judge(const struct waits *before, const struct waits *after,
 				 double worse_percent, struct effect_evidence *ev);
 
+#define EFFECT_STALL_NS		10000000ull	/* a wait no online service may see from a write */
+#define SIDE_MIN_NS_PER_S	1000000ull	/* a side effect: steal up by 1 ms per second ... */
+#define SIDE_FACTOR		2		/* ... and at least doubled */
+
+/*
+ * A side effect: the victims now wait more behind a class other than BE (a
+ * SCHED_IDLE BE group makes its CPUs look idle to wake-up placement, so
+ * system tasks land next to the online ones). Rates are per second of a
+ * victim's time.
+ */
+struct side_effect {
+	int cls;			/* the KC_* class that rose most, -1: none */
+	double before_ms_s, after_ms_s;	/* its steal, ms per second */
+	double be_before_ms_s, be_after_ms_s;	/* BE's, for the log */
+};
+/*
+ * Did steal behind some class other than BE rise by at least
+ * SIDE_MIN_NS_PER_S and SIDE_FACTOR times from @before to @after? Online
+ * classes (LSE, LSR, LS) count as one, reported as KC_LS.
+ */
+bool effect_side_effect(const struct waits *before, const struct waits *after,
+			struct side_effect *out);
+
 #define EFFECT_VICTIMS 16
 struct effect {
 	bool pending;
@@ -74,6 +100,9 @@ struct effect {
 	struct waits before, after;
 	int windows, need;
 	struct effect_evidence ev;	/* of the last judgement */
+	/* the transition: the victims' waits in the first window after the write */
+	__u64 first_max_ns, first_stalls;	/* its longest wait; waits >= EFFECT_STALL_NS */
+	struct side_effect side;	/* of the last judgement */
 };
 /* Start measuring an action; @before is copied. */
 void effect_begin(struct effect *e, const char *what, int kind, __u64 target,
@@ -87,6 +116,8 @@ void effect_waits_of(const struct effect *e, const struct window *w,
  */
 enum effect_verdict effect_feed(struct effect *e, const struct window *w,
 				const struct container_table *t, double worse_percent);
+/* Waits >= EFFECT_STALL_NS in @x (by its histogram). */
+__u64 waits_stalls(const struct waits *x);
 /*
  * "victims' p99.9 wait 52 us -> 934 us (max 148 -> 1255 us, p99 28 -> 30 us;
  * waits >= 1 ms 0 -> 3 ms; tail >= 60 us 20/20000 -> 200/20000, p 1e-40)"

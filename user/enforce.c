@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "act.h"
 #include "cgfile.h"
+#include "classify.h"
 #include "log.h"
 
 int act_path(char *buf, size_t len, const char *mount, const char *rel, const char *file)
@@ -29,14 +30,15 @@ int act_path(char *buf, size_t len, const char *mount, const char *rel, const ch
 }
 
 /*
- * One action at a time, none held off; and, but for the BE wake-up priority
- * (the node's standing posture, set at start), a baseline of effect.windows
- * windows to judge it on: one window just after start was too few waits to
- * tell a quota's harm from noise.
+ * One action at a time, none held off, none rolled back under the conditions
+ * of now; and, but for the BE wake-up priority (the node's standing posture,
+ * set at start), a baseline of effect.windows windows to judge it on: one
+ * window just after start was too few waits to tell a quota's harm from noise.
  */
 bool act_can_start(const struct enforcer *e, enum act_kind kind)
 {
 	return !e->eff.pending && e->now >= e->hold_until[kind] &&
+	       !(e->rolled[kind] && e->rolled_workload[kind] == e->workload) &&
 	       (kind == ACT_WAKEUP || e->ring_n >= e->c->effect.windows);
 }
 
@@ -313,31 +315,140 @@ static void find_roots(struct enforcer *e, const struct container_table *t)
 
 static void ring_push(struct enforcer *e, const struct window *w, const struct container_table *t)
 {
+	cpu_set_t *cpus = &e->ring_cpus[e->ring_next];
+	const struct container *c;
+	size_t i;
+
 	effect_waits_of(NULL, w, t, &e->ring[e->ring_next]);
+	CPU_ZERO(cpus);
+	for (i = 0; i < w->npc; i++) {
+		c = container_table_get(t, w->pc[i].cgid);
+		if (c && KC_IS_ONLINE(c->ident.qos) && w->pc[i].steal_be_ns &&
+		    w->pc[i].cpu < CPU_SETSIZE)
+			CPU_SET(w->pc[i].cpu, cpus);
+	}
 	e->ring_next = (e->ring_next + 1) % ACT_RING;
 	if (e->ring_n < ACT_RING)
 		e->ring_n++;
+}
+
+/* The BE and online containers present, as one number (the same set, the same number). */
+static __u64 workload_of(const struct container_table *t)
+{
+	__u64 h = 0, x;
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		if (t->v[i].ident.qos != KC_BE && !KC_IS_ONLINE(t->v[i].ident.qos))
+			continue;
+		x = t->v[i].id * 0x9e3779b97f4a7c15ull;	/* mixed, then summed: order-free */
+		x ^= x >> 31;
+		h += x * 0xbf58476d1ce4e5b9ull;
+	}
+	return h;
+}
+
+static __u64 *cgids_copy(const __u64 *v, size_t n)
+{
+	__u64 *c = n ? malloc(n * sizeof(*c)) : NULL;
+
+	if (c)
+		memcpy(c, v, n * sizeof(*c));
+	return c;
+}
+
+/* The action's victims, or the online containers of @t when it was measured on all of them. */
+static __u64 *victims_of(const struct effect *eff, const struct container_table *t, size_t *n)
+{
+	__u64 *v;
+	size_t i;
+
+	*n = 0;
+	if (eff->nvictims) {
+		v = cgids_copy(eff->victims, eff->nvictims);
+		*n = v ? eff->nvictims : 0;
+		return v;
+	}
+	v = malloc((t->n + 1) * sizeof(*v));
+	for (i = 0; v && i < t->n; i++)
+		if (KC_IS_ONLINE(t->v[i].ident.qos))
+			v[(*n)++] = t->v[i].id;
+	return v;
+}
+
+/*
+ * The victims wait more behind another class since the action: reported
+ * (log, /metrics, /api/containers), and BE is to be kept off the CPUs where
+ * online containers waited behind it, so that its CPUs, not theirs, are the
+ * ones that look idle.
+ */
+static void side_effect(struct enforcer *e, const struct container_table *t)
+{
+	const struct side_effect *s = &e->eff.side;
+	int i;
+
+	e->st.side_effects_total[s->cls]++;
+	free(e->side.victims);
+	snprintf(e->side.what, sizeof(e->side.what), "%s", e->eff.what);
+	e->side.side = *s;
+	e->side.victims = victims_of(&e->eff, t, &e->side.nvictims);
+	e->side.at = e->now;
+	log_warn("side effect of %s: victims' steal behind %s %.1f -> %.1f ms/s (behind BE %.1f -> "
+		 "%.1f ms/s)%s", e->eff.what, qos_name(s->cls), s->before_ms_s, s->after_ms_s,
+		 s->be_before_ms_s, s->be_after_ms_s,
+		 e->eff.kind == ACT_KEEPOFF ? "" : "; escalating: BE off the victims' CPUs");
+	if (e->eff.kind == ACT_KEEPOFF)
+		return;		/* already off them: nothing further of this kind */
+	CPU_ZERO(&e->keepoff.cpus);
+	for (i = 0; i < e->ring_n; i++)
+		CPU_OR(&e->keepoff.cpus, &e->keepoff.cpus, &e->ring_cpus[i]);
+	if (!CPU_COUNT(&e->keepoff.cpus))
+		return;
+	free(e->keepoff.victims);
+	e->keepoff.victims = victims_of(&e->eff, t, &e->keepoff.nvictims);
+	e->keepoff.wanted = true;
+}
+
+/* A write's transition: an online wait of EFFECT_STALL_NS or more right after it. */
+static void transition(struct enforcer *e, const char *what, __u64 max_ns, __u64 stalls)
+{
+	if (!stalls)
+		return;
+	e->st.transition_stalls_total++;
+	log_warn("transition of %s: %llu online wait(s) >= %.0f ms in the first window after it "
+		 "(max %.0f us)", what, (unsigned long long)stalls, EFFECT_STALL_NS / 1e6,
+		 max_ns / 1e3);
 }
 
 /* Judge the action being measured; roll it back when it made the victims worse. */
 static void judge(struct enforcer *e, const struct window *w, const struct container_table *t)
 {
 	enum effect_verdict v;
-	char msg[256];
+	char msg[320];
 
 	if (!e->eff.pending)
 		return;
 	v = effect_feed(&e->eff, w, t, e->c->effect.worse_percent);
+	if (e->eff.windows == 1)
+		transition(e, e->eff.what, e->eff.first_max_ns,
+			   waits_stalls(&e->eff.before) ? 0 : e->eff.first_stalls);
 	if (v == EFFECT_PENDING)
 		return;
 	effect_describe(&e->eff, msg, sizeof(msg));
 	if (v != EFFECT_WORSE) {
 		log_info("effect: %s: %s, %s, kept", e->eff.what, msg, effect_verdict_name(v));
+		if (e->eff.side.cls >= 0)
+			side_effect(e, t);
 		return;
 	}
-	log_warn("effect: %s: %s, worse, rolled back (held off %.0f s)", e->eff.what, msg,
-		 e->c->effect.hold_off_s);
+	log_warn("effect: %s: %s, worse, rolled back (not again before %.0f s, and only once "
+		 "the containers changed)", e->eff.what, msg, e->c->effect.hold_off_s);
 	e->st.rollbacks_total++;
+	snprintf(e->rolled_what, sizeof(e->rolled_what), "the rollback of %s", e->eff.what);
+	if (e->eff.kind != ACT_TARGET) {	/* a culprit has its own hold-off */
+		e->rolled[e->eff.kind] = true;
+		e->rolled_workload[e->eff.kind] = e->workload;
+	}
 	switch (e->eff.kind) {
 	case ACT_WAKEUP:
 		act_wakeup_rollback(e);
@@ -350,7 +461,22 @@ static void judge(struct enforcer *e, const struct window *w, const struct conta
 	case ACT_TARGET:
 		act_target_rollback(e, e->eff.target);
 		break;
+	case ACT_KEEPOFF:
+		act_keepoff_rollback(e, t);
+		e->hold_until[ACT_KEEPOFF] = e->now + e->c->effect.hold_off_s;
+		break;
 	}
+}
+
+/* The window after a rollback: its transition. */
+static void rollback_transition(struct enforcer *e)
+{
+	const struct waits *last = &e->ring[(e->ring_next - 1 + ACT_RING) % ACT_RING];
+
+	if (!e->rolled_what[0])
+		return;
+	transition(e, e->rolled_what, last->max_ns, waits_stalls(last));
+	e->rolled_what[0] = '\0';
 }
 
 void enforcer_period(struct enforcer *e, const struct window *w, const struct container_table *t,
@@ -364,14 +490,17 @@ void enforcer_period(struct enforcer *e, const struct window *w, const struct co
 		log_warn("detection skipped this period: out of memory");
 	e->st.victims = e->det.victims;
 	e->st.victim_windows_total += e->det.victims;
-	judge(e, w, t);
+	e->workload = workload_of(t);
 	ring_push(e, w, t);
+	rollback_transition(e);
+	judge(e, w, t);
 	if (!e->c->be.enable)
 		return;
 	find_roots(e, t);
 	if (e->c->be_wakeup_priority)
 		act_wakeup(e, t);
 	act_suppress(e, w, t);
+	act_keepoff(e, t);
 	if (e->c->throttle.enable)
 		act_target(e, w, t, sus);
 	act_evict(e, w, t);	/* a hook started before a reload turned it off still ends */
@@ -396,18 +525,46 @@ static const char *method_name(enum target_method m)
 	return m == TGT_CPUSET ? "cpuset" : m == TGT_QUOTA ? "quota" : "none";
 }
 
+/* The last side effect, when @cgid was one of its victims. */
+static json_object *side_effect_json(const struct enforcer *e, __u64 cgid)
+{
+	const struct side_effect_record *r = &e->side;
+	json_object *o;
+	size_t i;
+
+	for (i = 0; i < r->nvictims && r->victims[i] != cgid; i++)
+		;
+	if (i == r->nvictims)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "action", json_object_new_string(r->what));
+	json_object_object_add(o, "class", json_object_new_string(qos_name(r->side.cls)));
+	json_object_object_add(o, "steal_ms_per_s", json_object_new_double(r->side.after_ms_s));
+	json_object_object_add(o, "steal_ms_per_s_before",
+			       json_object_new_double(r->side.before_ms_s));
+	json_object_object_add(o, "be_steal_ms_per_s", json_object_new_double(r->side.be_after_ms_s));
+	json_object_object_add(o, "be_steal_ms_per_s_before",
+			       json_object_new_double(r->side.be_before_ms_s));
+	json_object_object_add(o, "since_s", json_object_new_double(e->now - r->at));
+	return o;
+}
+
 json_object *enforcer_container_json(const struct enforcer *e, __u64 cgid)
 {
+	json_object *o, *side = side_effect_json(e, cgid);
 	const struct target *tg = NULL;
-	json_object *o;
 	size_t i;
 
 	for (i = 0; i < e->ntg && !tg; i++)
 		if (e->tg[i].cgid == cgid && (e->tg[i].cpuset_on || e->tg[i].quota_on))
 			tg = &e->tg[i];
-	if (!tg)
+	if (!tg && !side)
 		return NULL;
 	o = json_object_new_object();
+	if (side)
+		json_object_object_add(o, "side_effect", side);
+	if (!tg)
+		return o;
 	json_object_object_add(o, "method", json_object_new_string(method_name(tg->method)));
 	json_object_object_add(o, "cpuset", json_object_new_boolean(tg->cpuset_on));
 	json_object_object_add(o, "quota_cores", tg->quota_on ?
@@ -465,6 +622,18 @@ int enforcer_metrics(const struct enforcer *e, FILE *f)
 	       true, s->actions_total);
 	scalar(f, "rollbacks_total", "counter", "Actions rolled back because victims' waits got worse.",
 	       true, s->rollbacks_total);
+	metric(f, "side_effects_total", "counter",
+	       "Actions after which the victims waited more behind another class than BE, by class.");
+	for (r = 0; r < KC_NR; r++)
+		if (r != KC_BE && r != KC_LSE && r != KC_LSR)	/* the online classes count as LS */
+			fprintf(f, "koord_bpf_side_effects_total{class=\"%s\"} %llu\n", qos_name(r),
+				s->side_effects_total[r]);
+	scalar(f, "transition_stalls_total", "counter",
+	       "Writes (actions, rollbacks) whose first window held an online wait of 10 ms or more.",
+	       true, s->transition_stalls_total);
+	scalar(f, "be_keepoff_cpus", "gauge",
+	       "CPUs BE is kept off after a side effect (absent when none).", s->keepoff_cpus > 0,
+	       s->keepoff_cpus);
 	metric(f, "evictions_total", "counter", "Containers evicted, by reason.");
 	for (r = 0; r < EVICT_REASON_NR; r++)
 		fprintf(f, "koord_bpf_evictions_total{reason=\"%s\"} %llu\n", evict_reason_name(r),
@@ -493,6 +662,8 @@ void enforcer_free(struct enforcer *e)
 	act_hook_stop(e);
 	detect_free(&e->det);
 	act_target_free(e);
+	free(e->side.victims);
+	free(e->keepoff.victims);
 	paths_free(&e->roots, &e->nroots);
 	paths_free(&e->outside, &e->noutside);
 	free(e);

@@ -29,6 +29,11 @@ struct enforce_stats {
 	unsigned long long throttled;	/* culprits limited now */
 	unsigned long long throttle_cuts_total, throttle_recoveries_total, throttle_releases_total;
 	unsigned long long actions_total, rollbacks_total;
+	/* actions after which the victims waited more behind a class other than BE, by class */
+	unsigned long long side_effects_total[KC_NR];
+	/* writes (actions, rollbacks) whose first window held an online wait >= 10 ms */
+	unsigned long long transition_stalls_total;
+	int keepoff_cpus;		/* CPUs BE is kept off (the escalation), 0: none */
 	unsigned long long evictions_total[EVICT_REASON_NR];
 	unsigned long long eviction_failures_total;
 	/* BE pods kept out of the last eviction's candidates, by enum evict_refusal */

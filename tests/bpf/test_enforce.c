@@ -30,6 +30,7 @@
 #define BE_CTR	BE_POD "/hog"
 #define OTHER_BE "other/kubepods/besteffort"	/* outside the daemon's roots */
 #define BE_ROOT	"kubepods/besteffort"
+#define NOISE	"system.slice/noise"	/* outside kubepods: a SYSTEM task */
 #define MEASURE_MS 4000
 
 static struct cpu_hierarchy hier;
@@ -77,6 +78,16 @@ static bool log_has(const char *needle)
 static bool wait_log(const char *needle, unsigned int ms)
 {
 	return file_has(log_path, needle, ms);
+}
+
+/* A pod's process, made in every v1 hierarchy as the kubelet makes pods (when they are there). */
+static pid_t pod_spawn(const char *ctr, int cpu, enum workload wl, unsigned int period_us)
+{
+	pid_t pid = spawn(&hier, rel(ctr), cpu, wl, period_us);
+
+	if (pid > 0 && *cpuset_tree(&hier) && !pod_mirror(&hier, ctr, pid))
+		printf("# %s not mirrored in the other v1 hierarchies\n", ctr);
+	return pid;
 }
 
 /*
@@ -173,30 +184,52 @@ static void test_dry_run(const char *before)
 	check(stop_daemon(SIGTERM) == 0, "--dry-run stops cleanly");
 }
 
-/* A BE quota made the probe's waits worse here: it must be rolled back. */
+/* How many lines of the daemon's log hold @needle. */
+static int log_count(const char *needle)
+{
+	char line[1024];
+	FILE *f = fopen(log_path, "r");
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/*
+ * A BE quota made the probe's waits worse here: it must be rolled back, and,
+ * with no hold-off at all, still not taken again while the containers are
+ * the ones it was rolled back under (each try and rollback is a transition
+ * the probe pays for); a new BE container is a change.
+ */
 static void test_rollback(void)
 {
+	char path[PATH_MAX + 64];
+	pid_t sidecar;
+	int i;
+
 	write_config("\"cpuSuppressPolicy\": \"cfsQuota\", \"cpuSuppressThresholdPercent\": 12",
 		     "\"beWakeupPriority\": false, \"throttle\": {\"enable\": false}, "
-		     "\"eviction\": {\"enable\": false}");
+		     "\"eviction\": {\"enable\": false}, \"effect\": {\"holdOffSeconds\": 0}");
 	start_daemon(NULL);
 	check(wait_log("action: BE quota", 8000), "cfsQuota: the BE root gets a quota");
 	check(wait_log("worse, rolled back", 12000), "the quota made victims worse and is rolled back");
 	check(wait_value(BE_ROOT, "cpu.cfs_quota_us", "-1", 3000), "the quota is gone after the rollback");
-	sleep_ms(2000);
-	check(read_is(BE_ROOT, "cpu.cfs_quota_us", "-1"), "and held off: not set again");
+	sleep_ms(4000);
+	check(read_is(BE_ROOT, "cpu.cfs_quota_us", "-1") && log_count("action: BE quota") == 1,
+	      "not taken again under the same containers, even with holdOffSeconds 0");
+	sidecar = tree_make(&hier, BE_POD "/sidecar") ?
+		  spawn(&hier, rel(BE_POD "/sidecar"), 1, WL_PROBE, 100000) : -1;
+	check(sidecar > 0, "a new BE container");
+	for (i = 0; i < 150 && log_count("action: BE quota") < 2; i++)
+		sleep_ms(100);
+	check(log_count("action: BE quota") == 2, "the containers changed: the quota is tried again");
 	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
-}
-
-static void read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-
-	buf[0] = '\0';
-	if (f && fgets(buf, len, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	if (f)
-		fclose(f);
+	stop(sidecar);
+	snprintf(path, sizeof(path), "%s%s", hier.root, rel(BE_POD "/sidecar"));
+	rmdir(path);
 }
 
 /* Where a cpuset holds the culprit, it is kept off the victim's CPU; SIGTERM puts it back. */
@@ -208,8 +241,6 @@ static void test_target_cpuset(pid_t probe, pid_t hog)
 		skip_part("the cpuset action: no v1 cpuset hierarchy, or one CPU");
 		return;
 	}
-	check(cpuset_mirror(&hier, BE_CTR, hog) && cpuset_mirror(&hier, LS_CTR, probe),
-	      "the pods mirrored in the cpuset hierarchy");
 	write_config("\"cpuSuppressThresholdPercent\": 100",
 		     "\"beWakeupPriority\": false, \"eviction\": {\"enable\": false}, "
 		     "\"interference\": {\"victimP99WaitUs\": 100, \"beStealPercent\": 1, "
@@ -223,7 +254,56 @@ static void test_target_cpuset(pid_t probe, pid_t hog)
 	read_line(path, buf, sizeof(buf));
 	snprintf(all, sizeof(all), "0-%ld", sysconf(_SC_NPROCESSORS_ONLN) - 1);
 	check(!strcmp(buf, all), "SIGTERM gives the hog all CPUs back (%s)", buf);
-	cpuset_unmirror(&hier);
+	pin_cpu(hog, 0);
+}
+
+/*
+ * A side effect of the wake-up priority: system work placed next to the
+ * probe once BE is an idle group (here a SYSTEM task pinned to its CPU, in
+ * production kernel threads and shells drawn by the idle-looking CPU). The
+ * loop reports it (log, /metrics, /api/containers) and escalates: BE is kept
+ * off the probe's CPU. SIGTERM puts every cpuset back.
+ */
+static void test_side_effect(pid_t hog)
+{
+	char body[1 << 16], path[2 * PATH_MAX], buf[64], *before, *after;
+	pid_t noise;
+
+	if (!*cpuset_tree(&hier)) {
+		skip_part("the keep-off escalation: no v1 cpuset hierarchy, or one CPU");
+		return;
+	}
+	pin_cpu(hog, 0);
+	before = cpuset_snapshot(&hier);
+	write_config("\"cpuSuppressThresholdPercent\": 100",
+		     "\"throttle\": {\"enable\": false}, \"eviction\": {\"enable\": false}");
+	start_daemon(NULL);
+	check(wait_value(BE_ROOT, "cpu.idle", "1", 8000), "side effect: the wake-up priority taken");
+	noise = spawn(&hier, rel(NOISE), 0, WL_SERVER, 1000);
+	check(wait_log("side effect of BE wake-up priority", 15000) && log_has("behind SYSTEM"),
+	      "the probe now waiting behind a SYSTEM task is reported as the action's side effect");
+	check(wait_log("action: BE kept off the victims' CPUs 0 ", 5000),
+	      "the loop escalates: BE is kept off the probe's CPU");
+	snprintf(path, sizeof(path), "%s/%s/cpuset.cpus", cpuset_tree(&hier), BE_ROOT);
+	read_line(path, buf, sizeof(buf));
+	check(buf[0] && !strchr(buf, '0'), "the BE root's cpuset no longer has CPU 0 (%s)", buf);
+	snprintf(path, sizeof(path), "%s/%s/cpuset.cpus", cpuset_tree(&hier), BE_CTR);
+	read_line(path, buf, sizeof(buf));
+	check(buf[0] && !strchr(buf, '0'), "nor the hog's below it (%s)", buf);
+	check(http_get(port, "/metrics", body, sizeof(body)) == 200 &&
+	      strstr(body, "koord_bpf_side_effects_total{class=\"SYSTEM\"} 1") &&
+	      strstr(body, "koord_bpf_be_keepoff_cpus 1"),
+	      "/metrics counts the side effect and the CPUs BE is kept off");
+	check(http_get(port, "/api/containers", body, sizeof(body)) == 200 &&
+	      strstr(body, "\"side_effect\"") && strstr(body, "\"SYSTEM\""),
+	      "/api/containers shows it on the probe");
+	stop(noise);
+	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+	after = cpuset_snapshot(&hier);
+	check(before && after && !strcmp(before, after), "SIGTERM puts every cpuset back");
+	free(before);
+	free(after);
+	pin_cpu(hog, 0);
 }
 
 /* A cgroup hierarchy reached through a symlink is not written. */
@@ -407,10 +487,11 @@ int main(void)
 	if (!daemon_test_init(state_dir, cfg_path, sizeof(cfg_path), log_path, sizeof(log_path)))
 		return 1;
 	port = 20000 + getpid() % 20000;
-	if (!tree_make(&hier, LS_CTR) || !tree_make(&hier, BE_CTR) || !tree_make(&hier, OTHER_BE))
+	if (!tree_make(&hier, LS_CTR) || !tree_make(&hier, BE_CTR) || !tree_make(&hier, OTHER_BE) ||
+	    !tree_make(&hier, NOISE))
 		return 1;
-	probe = spawn(&hier, rel(LS_CTR), 0, WL_SERVER, 1000);
-	hog = spawn(&hier, rel(BE_CTR), 0, WL_HOG, 0);
+	probe = pod_spawn(LS_CTR, 0, WL_SERVER, 1000);
+	hog = pod_spawn(BE_CTR, 0, WL_HOG, 0);
 	if (probe < 0 || hog < 0)
 		return 1;
 	before = cgroup_snapshot(&hier);
@@ -420,17 +501,19 @@ int main(void)
 	test_symlink_root();
 	/* a quota hurts a task that only sleeps and wakes (docs/design.md) */
 	stop(probe);
-	probe = spawn(&hier, rel(LS_CTR), 0, WL_PROBE, 1000);
+	probe = pod_spawn(LS_CTR, 0, WL_PROBE, 1000);
 	test_rollback();
 	stop(probe);
-	probe = spawn(&hier, rel(LS_CTR), 0, WL_SERVER, 1000);
+	probe = pod_spawn(LS_CTR, 0, WL_SERVER, 1000);
 	test_target_cpuset(probe, hog);
+	test_side_effect(hog);
 	test_target_vanish(&probe, &hog);
 	tree_make(&hier, BE_CTR);
 	test_evict();
 	if (daemon_alive(daemon_pid))
 		stop_daemon(SIGKILL);
 	printf("# daemon log: %s\n", log_path);
+	pod_unmirror(&hier);
 	free(before);
 	return test_summary("test_enforce");
 }

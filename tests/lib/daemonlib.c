@@ -298,49 +298,83 @@ static bool put(const char *dir, const char *file, const char *val)
 	return f && fputs(val, f) >= 0 && !fclose(f);
 }
 
-/* v1 makes a cpuset empty: a level gets its CPUs and memory node before a child or a task. */
-static bool cpuset_level(const char *dir)
+/* The v1 hierarchies a pod is made in besides cpu (where those are mounted on their own). */
+static const char *const mirrored[] = { "cpuset", "cpuacct", "memory", NULL };
+
+/* A level of the mirror in @ctl; v1 makes a cpuset empty: it gets CPUs and a node first. */
+static bool mirror_level(const char *ctl, const char *dir)
 {
 	char cpus[32];
 
-	snprintf(cpus, sizeof(cpus), "0-%ld", sysconf(_SC_NPROCESSORS_ONLN) - 1);
-	return (!mkdir(dir, 0755) || errno == EEXIST) && put(dir, "cpuset.cpus", cpus) &&
-	       put(dir, "cpuset.mems", "0");
-}
-
-bool cpuset_mirror(const struct cpu_hierarchy *h, const char *r, pid_t pid)
-{
-	const char *base = cpuset_tree(h), *p = r;
-	char path[PATH_MAX + 300], val[16];
-	int len;
-
-	if (!*base || !cpuset_level(base))
+	if (mkdir(dir, 0755) && errno != EEXIST)
 		return false;
-	do {
-		p = strchr(p + 1, '/');
-		len = p ? (int)(p - r) : (int)strlen(r);
-		snprintf(path, sizeof(path), "%s/%.*s", base, len, r);
-		if (!cpuset_level(path))
-			return false;
-	} while (p);
-	snprintf(val, sizeof(val), "%d", pid);
-	return put(path, "cgroup.procs", val);
+	if (strcmp(ctl, "cpuset"))
+		return true;
+	snprintf(cpus, sizeof(cpus), "0-%ld", sysconf(_SC_NPROCESSORS_ONLN) - 1);
+	return put(dir, "cpuset.cpus", cpus) && put(dir, "cpuset.mems", "0");
 }
 
-void cpuset_unmirror(const struct cpu_hierarchy *h)
+/* @ctl's v1 hierarchy, when mounted on its own (not joined with cpu, as cpu,cpuacct is). */
+static bool mirror_mount(const char *ctl, char *mount, size_t len)
 {
-	const char *base = cpuset_tree(h);
-	char cmd[3 * PATH_MAX];
+	char probe[PATH_MAX];
+	struct stat st;
 
-	if (!*base)
-		return;
-	/* tasks back to the root cpuset, then the tree, deepest first */
-	snprintf(cmd, sizeof(cmd),
-		 "for f in $(find %s -name cgroup.procs); do for p in $(cat $f); do "
-		 "echo $p > " CPUSET_V1 "/cgroup.procs; done; done; "
-		 "find %s -depth -type d -exec rmdir {} + 2>/dev/null", base, base);
-	if (system(cmd))
-		printf("# could not remove all of %s\n", base);
+	snprintf(mount, len, "/sys/fs/cgroup/%s", ctl);
+	snprintf(probe, sizeof(probe), "%s/cgroup.procs", mount);
+	return !lstat(mount, &st) && S_ISDIR(st.st_mode) && !access(probe, F_OK) &&
+	       (strcmp(ctl, "cpuset") || sysconf(_SC_NPROCESSORS_ONLN) > 1);
+}
+
+bool pod_mirror(const struct cpu_hierarchy *h, const char *r, pid_t pid)
+{
+	char mount[PATH_MAX], path[PATH_MAX + 300], val[16];
+	const char *p;
+	cpu_set_t pinned;
+	bool ok = true, any = false;
+	int i, len;
+
+	if (!*cpuset_tree(h))
+		return false;
+	if (sched_getaffinity(pid, sizeof(pinned), &pinned))
+		return false;
+	for (i = 0; mirrored[i]; i++) {
+		if (!mirror_mount(mirrored[i], mount, sizeof(mount)))
+			continue;
+		snprintf(path, sizeof(path), "%s%s", mount, test_cgroup_base(h));
+		ok &= mirror_level(mirrored[i], path);
+		p = r;
+		do {
+			p = strchr(p + 1, '/');
+			len = p ? (int)(p - r) : (int)strlen(r);
+			snprintf(path, sizeof(path), "%s%s/%.*s", mount, test_cgroup_base(h), len, r);
+			ok &= mirror_level(mirrored[i], path);
+		} while (p);
+		snprintf(val, sizeof(val), "%d", pid);
+		ok &= put(path, "cgroup.procs", val);
+		any = true;
+	}
+	/* joining a v1 cpuset resets the task's affinity to the cpuset's CPUs: pin it again */
+	return ok && any && !sched_setaffinity(pid, sizeof(pinned), &pinned);
+}
+
+void pod_unmirror(const struct cpu_hierarchy *h)
+{
+	char mount[PATH_MAX], cmd[4 * PATH_MAX];
+	int i;
+
+	for (i = 0; mirrored[i]; i++) {
+		if (!mirror_mount(mirrored[i], mount, sizeof(mount)))
+			continue;
+		/* tasks back to the hierarchy's root, then the tree, deepest first */
+		snprintf(cmd, sizeof(cmd),
+			 "b=%s%s; [ -d $b ] || exit 0; for f in $(find $b -name cgroup.procs); do "
+			 "for p in $(cat $f); do echo $p > %s/cgroup.procs; done; done; "
+			 "find $b -depth -type d -exec rmdir {} + 2>/dev/null", mount,
+			 test_cgroup_base(h), mount);
+		if (system(cmd))
+			printf("# could not remove all of %s%s\n", mount, test_cgroup_base(h));
+	}
 }
 
 char *cpuset_snapshot(const struct cpu_hierarchy *h)
@@ -356,6 +390,26 @@ char *cpuset_snapshot(const struct cpu_hierarchy *h)
 		snapshot_dir(base, cpuset_settings, f);
 	fclose(f);
 	return s;
+}
+
+void read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	if (f && fgets(buf, len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	if (f)
+		fclose(f);
+}
+
+void pin_cpu(pid_t pid, int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	sched_setaffinity(pid, sizeof(s), &s);
 }
 
 void probe_tail_behind(pid_t probe, pid_t other, unsigned int ms, struct tail *t)

@@ -54,17 +54,25 @@ bool tree_value_is(const struct cpu_hierarchy *h, const char *r, const char *fil
 /* Every writable cpu setting of every cgroup in the test tree, as one string (free it). */
 char *cgroup_snapshot(const struct cpu_hierarchy *h);
 /*
- * The test tree mirrored in the v1 cpuset hierarchy, as the kubelet makes
- * every pod in every hierarchy: its base dir, "" when there is no v1 cpuset
- * hierarchy or one CPU only (nothing narrower to write).
+ * The test tree's mirror in the v1 cpuset hierarchy: its base dir, "" when
+ * there is no v1 cpuset hierarchy or one CPU only (nothing narrower to write).
  */
 const char *cpuset_tree(const struct cpu_hierarchy *h);
-/* mkdir -p of @r in the mirror (each level with every CPU and node 0), then @pid into it. */
-bool cpuset_mirror(const struct cpu_hierarchy *h, const char *r, pid_t pid);
-/* Tasks back to the root cpuset, the mirror removed. */
-void cpuset_unmirror(const struct cpu_hierarchy *h);
+/*
+ * The test tree mirrored in the other v1 hierarchies (cpuset, cpuacct,
+ * memory), as the kubelet makes every pod in every hierarchy: mkdir -p of @r
+ * in each (a cpuset level with every CPU and node 0), then @pid into it,
+ * keeping its CPU affinity. False without a cpuset mirror (cpuset_tree).
+ */
+bool pod_mirror(const struct cpu_hierarchy *h, const char *r, pid_t pid);
+/* Tasks back to each hierarchy's root, the mirrors removed. */
+void pod_unmirror(const struct cpu_hierarchy *h);
 /* cpuset.cpus and cpuset.mems of every cgroup in the mirror, as one string (free it). */
 char *cpuset_snapshot(const struct cpu_hierarchy *h);
+/* The first line of @path, without its newline ("" when unreadable). */
+void read_line(const char *path, char *buf, size_t len);
+/* @pid on @cpu alone (again: a cpuset write gives a task every CPU of its cpuset). */
+void pin_cpu(pid_t pid, int cpu);
 /* @probe's run-queue waits over @ms, read with ftrace: p99.9, max, and how many. */
 void probe_tail(pid_t probe, unsigned int ms, __u64 *p999, __u64 *max, size_t *n);
 /* The same, and of each wait the part @other ran: p99.9, max and sum of those parts. */

@@ -267,6 +267,62 @@ static void test_streaks(void **state)
 	detect_free(&d);
 }
 
+/* @ms_s of steal per second behind @cls over @s seconds. */
+static void steal(struct waits *w, int cls, double ms_s, double s)
+{
+	w->steal_ns[cls] += ms_s * 1e6 * s;
+}
+
+/* Steal moving from BE to another class is a side effect; moving noise is not. */
+static void test_side_effect(void **state)
+{
+	struct waits before = { .span_ns = 3000000000ull }, after = { .span_ns = 3000000000ull };
+	struct side_effect se;
+
+	/* seen here: SCHED_IDLE on BE, kdamond and shells placed next to the online task */
+	steal(&before, KC_BE, 300, 3);
+	steal(&before, KC_SYSTEM, 0.4, 3);
+	steal(&after, KC_BE, 5, 3);
+	steal(&after, KC_SYSTEM, 6.2, 3);
+	assert_true(effect_side_effect(&before, &after, &se));
+	assert_int_equal(se.cls, KC_SYSTEM);
+	assert_true(se.before_ms_s > 0.39 && se.before_ms_s < 0.41);
+	assert_true(se.after_ms_s > 6.19 && se.after_ms_s < 6.21);
+	assert_true(se.be_before_ms_s > 299 && se.be_after_ms_s < 5.1);
+	/* the other way round BE rose: that is the harm the actions are for, not a side effect */
+	assert_false(effect_side_effect(&after, &before, &se));
+	assert_int_equal(se.cls, -1);
+
+	/* a rise under 1 ms/s, or one that did not double, is noise */
+	memset(after.steal_ns, 0, sizeof(after.steal_ns));
+	steal(&after, KC_SYSTEM, 1.2, 3);
+	assert_false(effect_side_effect(&before, &after, &se));
+	memset(before.steal_ns, 0, sizeof(before.steal_ns));
+	memset(after.steal_ns, 0, sizeof(after.steal_ns));
+	steal(&before, KC_SYSTEM, 10, 3);
+	steal(&after, KC_SYSTEM, 15, 3);
+	assert_false(effect_side_effect(&before, &after, &se));
+
+	/* per second of the victims' time: twice the span, half the rate */
+	after.span_ns *= 2;
+	memset(after.steal_ns, 0, sizeof(after.steal_ns));
+	steal(&after, KC_SYSTEM, 30, 3);	/* 15 ms/s over 6 s */
+	assert_false(effect_side_effect(&before, &after, &se));
+
+	/* the online classes count as one: LSE + LSR + LS */
+	memset(before.steal_ns, 0, sizeof(before.steal_ns));
+	memset(after.steal_ns, 0, sizeof(after.steal_ns));
+	after.span_ns = before.span_ns;
+	steal(&after, KC_LSE, 0.6, 3);
+	steal(&after, KC_LSR, 0.6, 3);
+	assert_true(effect_side_effect(&before, &after, &se));
+	assert_int_equal(se.cls, KC_LS);
+
+	/* nothing measured on a side: nothing to say */
+	after.span_ns = 0;
+	assert_false(effect_side_effect(&before, &after, &se));
+}
+
 static void test_feed(void **state)
 {
 	struct fixture *fx = *state;
@@ -278,14 +334,28 @@ static void test_feed(void **state)
 	int i;
 
 	fill(&before, 20000, 100);
+	before.span_ns = 2000000000ull;
+	steal(&before, KC_BE, 200, 2);
 	effect_begin(&e, "test action", 1, 0, NULL, 0, &before, 2);
-	window_of(fx, &w, v, 2000000);
+	/* the transition: the first window's waits, 12 ms each */
+	window_of(fx, &w, v, 12000000);
 	assert_int_equal(effect_feed(&e, &w, &fx->t, 10), EFFECT_PENDING);
+	assert_int_equal(e.first_stalls, 100);
+	assert_int_equal(e.first_max_ns, 12000000);
+	window_of(fx, &w, v, 2000000);
+	for (i = 0; i < 2; i++)
+		if (v[i].cgid == fx->ls)
+			v[i].steal_ns[KC_SYSTEM] = 50000000;	/* 50 ms/s, none before */
 	assert_int_equal(effect_feed(&e, &w, &fx->t, 10), EFFECT_WORSE);
 	assert_false(e.pending);
+	assert_int_equal(e.first_stalls, 100);	/* the first window's, not the last's */
 	assert_int_equal(e.after.count, 200);	/* the online container only */
+	assert_int_equal(e.after.span_ns, 2000000000ull);	/* one second of it a window */
+	assert_int_equal(e.side.cls, KC_SYSTEM);	/* judged with the verdict */
+	assert_true(e.side.after_ms_s > 24.9 && e.side.after_ms_s < 25.1);
 	effect_describe(&e, msg, sizeof(msg));
 	assert_non_null(strstr(msg, "online p99.9 wait 20 us -> "));
+	assert_non_null(strstr(msg, "transition: max 12000 us in the first window"));
 
 	/* measured on named victims: the others do not count, and nothing is measured on */
 	effect_begin(&e, "test action", 1, 0, (__u64[]){ fx->be }, 1, &before, 1);
@@ -301,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_judge),
 		cmocka_unit_test(test_judge_logged),
 		cmocka_unit_test_setup_teardown(test_streaks, setup, teardown),
+		cmocka_unit_test(test_side_effect),
 		cmocka_unit_test_setup_teardown(test_feed, setup, teardown),
 	};
 
