@@ -7,6 +7,7 @@
  * waits are read with ftrace before and after it acts; the daemon's own
  * account of each action and its measured effect is shown; on SIGTERM every
  * cgroup value must be back to its original. Everything is removed at exit.
+ * It fails (exit 1) unless the probe's p99.9 wait fell and all was restored.
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -89,7 +90,8 @@ static void show_metrics(int port)
 	static const char *const keep[] = {
 		"koord_bpf_be_wakeup_priority ", "koord_bpf_actions_total ",
 		"koord_bpf_rollbacks_total ", "koord_bpf_victims ", "koord_bpf_throttled ",
-		"koord_bpf_cgroup_writes_total{result=\"written\"}",
+		"koord_bpf_cgroup_writes_total{result=\"written\"}", "koord_bpf_side_effects_total",
+		"koord_bpf_transition_stalls_total ", "koord_bpf_be_keepoff_cpus ",
 	};
 	static char body[1 << 22];
 	char *line, *save;
@@ -107,8 +109,9 @@ int main(void)
 {
 	__u64 b999, bmax, a999, amax;
 	char buf[64];
-	char cfg[PATH_MAX], cmd[PATH_MAX + 128], *before, *after;
+	char cfg[PATH_MAX], cmd[PATH_MAX + 128], *before, *after, *cpusets_before, *cpusets_after;
 	int port = 20000 + getpid() % 20000, rc;
+	bool ok;
 	cpu_set_t one;
 	pid_t probe, hog, d;
 	FILE *f;
@@ -132,6 +135,9 @@ int main(void)
 	hog = spawn(&hier, in_tree(BE_CTR), 0, WL_HOG, 0);
 	if (probe < 0 || hog < 0)
 		return 1;
+	/* as the kubelet makes pods: in every v1 hierarchy (cpuset, cpuacct, memory) */
+	if (*cpuset_tree(&hier) && !(pod_mirror(&hier, LS_CTR, probe) && pod_mirror(&hier, BE_CTR, hog)))
+		printf("the pods could not be made in the other v1 hierarchies\n");
 	sleep_ms(500);
 
 	step("koord-interference -d 3: who is hurting whom%s", "");
@@ -148,6 +154,7 @@ int main(void)
 	fclose(f);
 	step("koord-bpf --config %s (enforcement on, default thresholds)", cfg);
 	before = cgroup_snapshot(&hier);
+	cpusets_before = cpuset_snapshot(&hier);
 	d = daemon_start(cfg, log_path, port, NULL);
 	if (!file_has(log_path, "action:", 10000)) {
 		show_log();
@@ -162,6 +169,7 @@ int main(void)
 	show_tail("after", probe, &a999, &amax);
 	printf("p99.9 %s, ", change(b999, a999, buf, sizeof(buf)));
 	printf("max %s\n", change(bmax, amax, buf, sizeof(buf)));
+	ok = a999 && a999 < b999;
 
 	step("what each action did (the daemon's log and /metrics)%s", "");
 	file_has(log_path, "effect:", 5000);
@@ -172,19 +180,28 @@ int main(void)
 	rc = daemon_stop(d, SIGTERM);
 	show_log();
 	after = cgroup_snapshot(&hier);
-	if (rc || !before || !after || strcmp(before, after)) {
+	cpusets_after = cpuset_snapshot(&hier);
+	stop(probe);
+	stop(hog);
+	pod_unmirror(&hier);
+	if (rc || !before || !after || strcmp(before, after) || !cpusets_before ||
+	    !cpusets_after || strcmp(cpusets_before, cpusets_after)) {
 		printf("FAILED: exit %d; cgroup values %s\n", rc,
-		       before && after && !strcmp(before, after) ? "restored" : "NOT restored");
+		       before && after && !strcmp(before, after) && cpusets_before &&
+		       cpusets_after && !strcmp(cpusets_before, cpusets_after) ?
+		       "restored" : "NOT restored");
 		return 1;
 	}
 	printf("every cgroup value is back to its original (exit status %d)\n", rc);
-	stop(probe);
-	stop(hog);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
 		printf("could not remove %s\n", dir);
 	free(before);
 	free(after);
+	free(cpusets_before);
+	free(cpusets_after);
 	step("done: the demo's cgroups and processes are removed%s", "");
-	return 0;
+	if (!ok)
+		printf("FAILED: the probe's p99.9 wait did not fall\n");
+	return ok ? 0 : 1;
 }

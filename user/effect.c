@@ -129,7 +129,8 @@ static double steal_rate(const struct waits *x, int cls)
 bool effect_side_effect(const struct waits *before, const struct waits *after,
 			struct side_effect *out)
 {
-	static const int classes[] = { KC_SYSTEM, KC_LS, KC_UNCLASSIFIED, KC_IDLE };
+	/* not KC_IDLE: waiting for an idle CPU to wake is no work drawn there */
+	static const int classes[] = { KC_SYSTEM, KC_LS, KC_UNCLASSIFIED };
 	double rise, best = 0;
 	unsigned int i;
 

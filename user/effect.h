@@ -82,9 +82,10 @@ struct side_effect {
 	double be_before_ms_s, be_after_ms_s;	/* BE's, for the log */
 };
 /*
- * Did steal behind some class other than BE rise by at least
- * SIDE_MIN_NS_PER_S and SIDE_FACTOR times from @before to @after? Online
- * classes (LSE, LSR, LS) count as one, reported as KC_LS.
+ * Did steal behind SYSTEM, the online classes (LSE, LSR, LS together,
+ * reported as KC_LS) or unclassified tasks rise by at least
+ * SIDE_MIN_NS_PER_S and SIDE_FACTOR times from @before to @after? (Not
+ * behind IDLE: a wait for an idle CPU to wake up is no work drawn there.)
  */
 bool effect_side_effect(const struct waits *before, const struct waits *after,
 			struct side_effect *out);

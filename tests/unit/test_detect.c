@@ -318,6 +318,11 @@ static void test_side_effect(void **state)
 	assert_true(effect_side_effect(&before, &after, &se));
 	assert_int_equal(se.cls, KC_LS);
 
+	/* waiting for an idle CPU to wake up is no work drawn there */
+	memset(after.steal_ns, 0, sizeof(after.steal_ns));
+	steal(&after, KC_IDLE, 11.5, 3);
+	assert_false(effect_side_effect(&before, &after, &se));
+
 	/* nothing measured on a side: nothing to say */
 	after.span_ns = 0;
 	assert_false(effect_side_effect(&before, &after, &se));

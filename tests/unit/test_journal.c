@@ -598,6 +598,25 @@ static void test_restore_retries(void **state)
 	assert_int_equal(access(fx->state, F_OK), 0);
 }
 
+/* BE's wake-up priority goes back last: one transition for online tasks, not one per file. */
+static void test_restore_priority_last(void **state)
+{
+	struct fixture *fx = *state;
+	struct script s[] = {
+		S("/i/cpu.idle", 0, 0),
+		S("/q/cpu.cfs_quota_us", 0, 0),
+		S("/w/cpu.shares", 0, 0),
+		S("/c/cpuset.cpus", -EBUSY, 0),	/* a parent narrower than its child: next pass */
+	};
+	struct restore_ctx c = { .s = s, .n = 4 };
+
+	record_all(fx, s, 4);
+	assert_int_equal(journal_restore(&fx->j, scripted, &c), 0);
+	assert_string_equal(c.order, "q/cpu.cfs_quota_usc/cpuset.cpusi/cpu.idlew/cpu.shares"
+				     "c/cpuset.cpus");
+	assert_int_equal(fx->j.n, 0);
+}
+
 static void test_restore_leaves(void **state)
 {
 	struct fixture *fx = *state;
@@ -714,6 +733,7 @@ int main(void)
 		cmocka_unit_test(test_judge),
 		cmocka_unit_test_setup_teardown(test_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_retries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_priority_last, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_leaves, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_four_passes, setup, teardown),
 		cmocka_unit_test(test_restore_parsed),
