@@ -39,6 +39,7 @@ struct run {
 };
 
 static __u64 throttled_ns(const char *cg);
+static void between_stretches(const char *cg);
 
 static int count_event(void *ctx, const struct long_wait_event *ev)
 {
@@ -69,15 +70,19 @@ static void watch(struct run *r, unsigned int ms)
 	sleep_ms(100);
 	collector_poll(r->col, 0);
 	r->long_waits_seen = 0;
-	if (r->throttled_cg)
+	if (r->throttled_cg) {
+		between_stretches(r->throttled_cg);
 		r->throttled0 = throttled_ns(r->throttled_cg);
+	}
 	collector_sample(r->col, &r->a);
 	end = now_mono_ns() + ms * 1000000ull;
 	while (now_mono_ns() < end)
 		collector_poll(r->col, 50);
-	collector_sample(r->col, &r->b);
-	if (r->throttled_cg)
+	if (r->throttled_cg) {
+		between_stretches(r->throttled_cg);
 		r->throttled1 = throttled_ns(r->throttled_cg);
+	}
+	collector_sample(r->col, &r->b);
 	collector_poll(r->col, 0);
 	container_table_scan(&r->table, hier.root, NULL, NULL);
 	window_compute(&r->a, &r->b, &r->w);
@@ -253,6 +258,33 @@ static __u64 throttled_ns(const char *cg)
 	return 0;
 }
 
+static __u64 nr_throttled(const char *cg)
+{
+	char buf[1024], *p;
+
+	if (cgroup_read(&hier, cg, "cpu.stat", buf, sizeof(buf)) || !(p = strstr(buf, "nr_throttled ")))
+		return 0;
+	return strtoull(p + 13, NULL, 10);
+}
+
+/*
+ * Wait for a moment between two of @cg's throttled stretches. cpu.stat counts
+ * a stretch when the period timer unthrottles it (and bumps nr_throttled
+ * then), the collector when the task runs again a few ms later: read across
+ * that gap, one had counted a whole stretch (~60 ms) the other had not yet
+ * (seen: 1803.8 vs 1863.9 ms). So: wait for the bump (up to 300 ms), then
+ * 25 ms, while the task, sharing its CPU with the hog, spends the 20 ms of
+ * its quota (~40 ms) before the next stretch begins.
+ */
+static void between_stretches(const char *cg)
+{
+	__u64 n = nr_throttled(cg);
+
+	for (int i = 0; i < 300 && nr_throttled(cg) == n; i++)
+		sleep_ms(1);
+	sleep_ms(25);
+}
+
 /* cfs_rq::throttled_clock_self_time (6.6+): its name among the kernel BTF's strings. */
 static bool kernel_has_throttle_clock(void)
 {
@@ -326,8 +358,8 @@ static void self_throttling(void)
 		goto out;
 	}
 	/*
-	 * Both count a throttled stretch when it ends; read within a few ms of
-	 * each other they agreed to 0.1 ms here.
+	 * Both count a throttled stretch when it ends; read between two
+	 * (between_stretches) they agreed to 0.1 ms here.
 	 */
 	reads = (r.a.mono_end_ns - r.a.mono_ns) + (r.b.mono_end_ns - r.b.mono_ns);
 	check(fabs((double)lw->steal_ns[ST_THROTTLED] - (t1 - t0)) <= 0.02 * (t1 - t0) + 20e6 + reads,
