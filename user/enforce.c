@@ -357,7 +357,17 @@ static __u64 *cgids_copy(const __u64 *v, size_t n)
 	return c;
 }
 
-/* The action's victims, or the online containers of @t when it was measured on all of them. */
+static int cmp_cgid(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The action's victims, or the online containers of @t when it was measured
+ * on all of them; sorted, for bsearch (/api/containers asks for each row).
+ */
 static __u64 *victims_of(const struct effect *eff, const struct container_table *t, size_t *n)
 {
 	__u64 *v;
@@ -367,12 +377,14 @@ static __u64 *victims_of(const struct effect *eff, const struct container_table 
 	if (eff->nvictims) {
 		v = cgids_copy(eff->victims, eff->nvictims);
 		*n = v ? eff->nvictims : 0;
-		return v;
+	} else {
+		v = malloc((t->n + 1) * sizeof(*v));
+		for (i = 0; v && i < t->n; i++)
+			if (KC_IS_ONLINE(t->v[i].ident.qos))
+				v[(*n)++] = t->v[i].id;
 	}
-	v = malloc((t->n + 1) * sizeof(*v));
-	for (i = 0; v && i < t->n; i++)
-		if (KC_IS_ONLINE(t->v[i].ident.qos))
-			v[(*n)++] = t->v[i].id;
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_cgid);
 	return v;
 }
 
@@ -542,11 +554,8 @@ static json_object *side_effect_json(const struct enforcer *e, __u64 cgid)
 {
 	const struct side_effect_record *r = &e->side;
 	json_object *o;
-	size_t i;
 
-	for (i = 0; i < r->nvictims && r->victims[i] != cgid; i++)
-		;
-	if (i == r->nvictims)
+	if (!r->nvictims || !bsearch(&cgid, r->victims, r->nvictims, sizeof(cgid), cmp_cgid))
 		return NULL;
 	o = json_object_new_object();
 	json_object_object_add(o, "action", json_object_new_string(r->what));
