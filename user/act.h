@@ -25,7 +25,9 @@ struct target {
 	bool cpuset_failed;		/* its cpuset made victims worse: quota only */
 	struct throttle_state th;
 	int quiet;			/* windows without hurting, for the cpuset */
+	int returns;			/* hurt again after its cpuset was released */
 	double hold_until;		/* no new action before (after a rollback) */
+	double remember_until;		/* kept after a release, to see it return */
 	double since;
 	__u64 victim;
 	bool seen;			/* still in the table this period */

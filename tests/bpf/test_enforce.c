@@ -258,6 +258,29 @@ static void test_target_cpuset(pid_t probe, pid_t hog)
 }
 
 /*
+ * A culprit that hurts again once its cpuset was released is kept off
+ * longer: quietWindows doubled at each return. Released after one quiet
+ * window, the hog pinned back next to the probe (as load balancing moved it
+ * under load) was kept off and released again and again, each a transition.
+ */
+static void test_target_returns(pid_t hog)
+{
+	write_config("\"cpuSuppressThresholdPercent\": 100",
+		     "\"beWakeupPriority\": false, \"eviction\": {\"enable\": false}, "
+		     "\"interference\": {\"victimP99WaitUs\": 100, \"beStealPercent\": 1, "
+		     "\"sustainedWindows\": 2}, \"throttle\": {\"quietWindows\": 1}");
+	start_daemon(NULL);
+	check(wait_log("cpuset released (1 needed: it came back 0 times)", 20000),
+	      "the culprit kept off, quiet for a window, released");
+	pin_cpu(hog, 0);
+	check(wait_log("cpuset released (2 needed: it came back 1 times)", 25000),
+	      "back next to the probe it hurts again: kept off, and released only after 2 quiet "
+	      "windows");
+	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+	pin_cpu(hog, 0);
+}
+
+/*
  * A side effect of the wake-up priority: system work placed next to the
  * probe once BE is an idle group (here a SYSTEM task pinned to its CPU, in
  * production kernel threads and shells drawn by the idle-looking CPU). The
@@ -508,6 +531,7 @@ int main(void)
 	stop(probe);
 	probe = pod_spawn(LS_CTR, 0, WL_SERVER, 1000);
 	test_target_cpuset(probe, hog);
+	test_target_returns(hog);
 	test_side_effect(hog);
 	test_target_vanish(&probe, &hog);
 	tree_make(&hier, BE_CTR);
