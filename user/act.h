@@ -127,8 +127,12 @@ double act_used_cores(const struct window *w, __u64 cgid);
  */
 int act_be_cpuset_write(struct enforcer *e, const struct container_table *t, const char *root,
 			const char *set, bool grow);
-/* Put back the journaled cpusets of @root and everything below it, parents first. */
-void act_be_cpuset_restore(struct enforcer *e, const struct container_table *t, const char *root);
+/*
+ * Put back the journaled cpusets of @root and everything below it, parents
+ * first; but the culprits the targeted action keeps when @keep_targets.
+ */
+void act_be_cpuset_restore(struct enforcer *e, const struct container_table *t, const char *root,
+			   bool keep_targets);
 /* @rel's cpuset.cpus (in the cpuset or unified hierarchy) into @path. */
 int act_cpuset_file(const struct enforcer *e, const char *rel, char *path, size_t len);
 

@@ -29,8 +29,9 @@ static void release(struct enforcer *e, const struct container_table *t)
 {
 	size_t i;
 
+	/* a culprit's own cpuset is the targeted action's: restoring it here undid it under load */
 	for (i = 0; i < e->nroots; i++)
-		act_be_cpuset_restore(e, t, e->roots[i]);
+		act_be_cpuset_restore(e, t, e->roots[i], true);
 	e->keepoff.on = false;
 	e->st.keepoff_cpus = 0;
 }

@@ -237,13 +237,14 @@ void act_suppress(struct enforcer *e, const struct window *w, const struct conta
 		by_cpuset(e, t, e->st.be_allowed_cores);
 }
 
-void act_be_cpuset_restore(struct enforcer *e, const struct container_table *t, const char *root)
+void act_be_cpuset_restore(struct enforcer *e, const struct container_table *t, const char *root,
+			   bool keep_targets)
 {
 	char path[PATH_MAX];
 	const char **v;
 	size_t j, n;
 
-	v = subtree(e, t, root, false, &n);	/* widen parents first */
+	v = subtree(e, t, root, keep_targets, &n);	/* widen parents first */
 	for (j = 0; v && j < n; j++)
 		if (!act_cpuset_file(e, v[j], path, sizeof(path)))
 			act_restore(e, path);
@@ -258,7 +259,7 @@ void act_suppress_rollback(struct enforcer *e, const struct container_table *t)
 	for (i = 0; i < e->nroots; i++) {
 		if (!act_quota_path(e, e->roots[i], path, sizeof(path)))
 			act_restore(e, path);
-		act_be_cpuset_restore(e, t, e->roots[i]);
+		act_be_cpuset_restore(e, t, e->roots[i], false);
 	}
 	e->keepoff.on = false;	/* the cpusets are the originals again */
 	e->suppressing = false;

@@ -269,6 +269,7 @@ static void test_target_returns(pid_t hog)
 		     "\"beWakeupPriority\": false, \"eviction\": {\"enable\": false}, "
 		     "\"interference\": {\"victimP99WaitUs\": 100, \"beStealPercent\": 1, "
 		     "\"sustainedWindows\": 2}, \"throttle\": {\"quietWindows\": 1}");
+	truncate(log_path, 0);	/* this start's lines only: an earlier one's once matched */
 	start_daemon(NULL);
 	check(wait_log("cpuset released (1 needed: it came back 0 times)", 20000),
 	      "the culprit kept off, quiet for a window, released");
@@ -298,10 +299,18 @@ static void test_side_effect(pid_t hog)
 	}
 	pin_cpu(hog, 0);
 	before = cpuset_snapshot(&hier);
-	/* a service that wants its p99.9 under 200 us: what the SYSTEM task leaves is still harm */
+	/*
+	 * A service that wants its p99.9 under 200 us: what the SYSTEM task leaves
+	 * is still harm. Rolled back only when 11x worse: the SYSTEM task's own
+	 * 300 us waits, new after the action, once made it "worse" (waits >= 344
+	 * us 5/706 -> 81/1862) while the p99.9 fell 3976 -> 451 us, and a
+	 * rollback has no side effect to report.
+	 */
 	write_config("\"cpuSuppressThresholdPercent\": 100",
 		     "\"throttle\": {\"enable\": false}, \"eviction\": {\"enable\": false}, "
-		     "\"interference\": {\"victimP999WaitUs\": 200}");
+		     "\"interference\": {\"victimP999WaitUs\": 200}, "
+		     "\"effect\": {\"worsePercent\": 1000}");
+	truncate(log_path, 0);	/* this start's lines only: an earlier one's once matched */
 	start_daemon(NULL);
 	check(wait_value(BE_ROOT, "cpu.idle", "1", 8000), "side effect: the wake-up priority taken");
 	noise = spawn(&hier, rel(NOISE), 0, WL_SERVER, 1000);
