@@ -97,13 +97,6 @@ static void *watcher(void *arg)
 	return arg;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* p99.9 of the waits in @fw that ended in [from, from + WINDOW_MS) (0 when none). */
 static __u64 window_p999(const struct ftrace_waits *fw, __u64 from, size_t *n)
 {
@@ -113,10 +106,8 @@ static __u64 window_p999(const struct ftrace_waits *fw, __u64 from, size_t *n)
 	for (i = 0; v && i < fw->n; i++)
 		if (fw->end_ns[i] >= from && fw->end_ns[i] < to)
 			v[k++] = fw->len_ns[i];
-	if (k) {
-		qsort(v, k, sizeof(*v), cmp_u64);
-		q = v[(size_t)(0.999 * (k - 1) + 0.5)];
-	}
+	if (k)
+		q = quantile(v, k, 0.999);
 	free(v);
 	*n = k;
 	return q;
@@ -133,8 +124,7 @@ static __u64 median_p999(const struct ftrace_waits *fw, __u64 from, const char *
 		q[i] = window_p999(fw, from + i * WINDOW_MS * 1000000ull, &n);
 		printf(" %.0f us (%zu waits)%s", q[i] / 1e3, n, i + 1 < WINDOWS ? "," : "\n");
 	}
-	qsort(q, WINDOWS, sizeof(*q), cmp_u64);
-	return q[WINDOWS / 2];
+	return quantile(q, WINDOWS, 0.5);
 }
 
 /*
