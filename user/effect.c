@@ -184,21 +184,69 @@ static double binom_p(__u64 x, __u64 k, double r)
 	return fmin(1, 2 * tail);
 }
 
+void waits_series_add(struct waits_series *s, const struct waits *w)
+{
+	if (s->n < EFFECT_SERIES)
+		s->w[s->n++] = *w;
+}
+
+/*
+ * Pearson's chi-square of the windows' counts of waits in buckets >= @from
+ * against the series' own share; its degrees of freedom are added to @df.
+ */
+static double series_chi2(const struct waits_series *s, unsigned int from, int *df)
+{
+	__u64 n[EFFECT_SERIES], k[EFFECT_SERIES], nt = 0, kt = 0;
+	double share, x2 = 0;
+	int i, used = 0;
+
+	for (i = 0; s && i < s->n; i++) {
+		n[i] = hist_total(&s->w[i]);
+		k[i] = tail_count(&s->w[i], from);
+		nt += n[i];
+		kt += k[i];
+		used += n[i] > 0;
+	}
+	if (used < 2 || !kt || kt == nt)
+		return 0;	/* none (or all) in the tail: nothing to measure a spread on */
+	*df += used - 1;
+	share = (double)kt / nt;
+	for (i = 0; i < s->n; i++)
+		if (n[i])
+			x2 += (k[i] - n[i] * share) * (k[i] - n[i] * share) /
+			      (n[i] * share * (1 - share));
+	return x2;
+}
+
+/* The dispersion of the tail at @from over both series: at least 1 (binomial). */
+static double spread(const struct waits_series *b, const struct waits_series *a,
+		     unsigned int from)
+{
+	int df = 0;
+	double x2 = series_chi2(b, from, &df) + series_chi2(a, from, &df);
+
+	return df && x2 > df ? x2 / df : 1;
+}
+
 enum effect_verdict effect_judge(const struct waits *before, const struct waits *after,
+				 const struct waits_series *bser, const struct waits_series *aser,
 				 double worse_percent, struct effect_evidence *ev)
 {
 	unsigned int floor_b = hist_bucket(EFFECT_FLOOR_NS), from[5], nth = 0, i, j;
 	__u64 nb = hist_total(before), na = hist_total(after);
 	double factor = 1 + worse_percent / 100, r, alpha;
 	enum effect_verdict v = EFFECT_SAME;
-	struct effect_evidence e = {}, decided = {};
-	bool tested = false, thin = false;
+	struct effect_evidence e = {}, decided = {}, shown = {};
+	bool tested = false;
+	int thin = 0;
+	__u64 kb, ka;
 
 	e.n_before = nb;
 	e.n_after = na;
 	e.long_ns_before = long_wait_ns(before);
 	e.long_ns_after = long_wait_ns(after);
 	e.p = 1;
+	e.spread = 1;
 	if (nb < EFFECT_MIN_WAITS || na < EFFECT_MIN_WAITS) {
 		if (ev)
 			*ev = e;
@@ -236,11 +284,17 @@ enum effect_verdict effect_judge(const struct waits *before, const struct waits 
 		t.threshold_ns = hist_lower(from[i]);
 		t.k_before = tail_count(before, from[i]);
 		t.k_after = tail_count(after, from[i]);
-		if (t.k_before + t.k_after < EFFECT_MIN_TAIL) {
-			thin |= t.k_before + t.k_after > 0;
+		t.spread = spread(bser, aser, from[i]);
+		/* the counts as worth that many independent waits */
+		kb = llround(t.k_before / t.spread);
+		ka = llround(t.k_after / t.spread);
+		if (kb + ka < EFFECT_MIN_TAIL) {
+			if (t.k_before + t.k_after && !thin++)
+				shown = t;	/* the deepest tail too thin to test */
 			continue;
 		}
-		t.p = binom_p(t.k_after, t.k_before + t.k_after, r);
+		t.p = binom_p(ka, kb + ka, r);
+		t.tested = true;
 		if (!tested && v == EFFECT_SAME)
 			decided = t;	/* the deepest tested, unless something decides */
 		tested = true;
@@ -261,7 +315,7 @@ enum effect_verdict effect_judge(const struct waits *before, const struct waits 
 	if (v == EFFECT_SAME && !tested && thin)
 		v = EFFECT_INCONCLUSIVE;
 	if (ev)
-		*ev = decided.n_before ? decided : e;
+		*ev = decided.n_before ? decided : shown.n_before ? shown : e;
 	return v;
 }
 
@@ -322,13 +376,15 @@ enum effect_verdict effect_feed(struct effect *e, const struct window *w,
 		return EFFECT_INCONCLUSIVE;
 	effect_waits_of(e, w, t, &now);
 	waits_merge(&e->after, &now);
+	waits_series_add(&e->after_win, &now);
 	if (!e->windows) {	/* the transition: the first window after the write */
 		e->first_max_ns = now.max_ns;
 		e->first_stalls = waits_stalls(&now);
 	}
 	if (++e->windows < e->need)
 		return EFFECT_PENDING;
-	v = effect_judge(&e->before, &e->after, worse_percent, &e->ev);
+	v = effect_judge(&e->before, &e->after, &e->before_win, &e->after_win, worse_percent,
+			 &e->ev);
 	if (v == EFFECT_INCONCLUSIVE && e->windows < e->need * EFFECT_EXTEND)
 		return EFFECT_PENDING;
 	e->pending = false;
@@ -339,6 +395,7 @@ enum effect_verdict effect_feed(struct effect *e, const struct window *w,
 int effect_describe(const struct effect *e, char *buf, size_t len)
 {
 	const struct effect_evidence *ev = &e->ev;
+	char p_text[32] = "too few to test";
 	int n, m;
 
 	n = snprintf(buf, len,
@@ -351,14 +408,17 @@ int effect_describe(const struct effect *e, char *buf, size_t len)
 		     ev->long_ns_before / 1e6, ev->long_ns_after / 1e6);
 	if (n < 0 || (size_t)n >= len)
 		return n;
+	if (ev->tested)
+		snprintf(p_text, sizeof(p_text), "p %.2g", ev->p);
 	if (!ev->threshold_ns)
 		m = snprintf(buf + n, len - n, "; %llu -> %llu waits, no tail to test)",
 			     (unsigned long long)ev->n_before, (unsigned long long)ev->n_after);
 	else
-		m = snprintf(buf + n, len - n, "; waits >= %.0f us %llu/%llu -> %llu/%llu, p %.2g)",
+		m = snprintf(buf + n, len - n,
+			     "; waits >= %.0f us %llu/%llu -> %llu/%llu, spread %.1fx, %s)",
 			     ev->threshold_ns / 1e3, (unsigned long long)ev->k_before,
 			     (unsigned long long)ev->n_before, (unsigned long long)ev->k_after,
-			     (unsigned long long)ev->n_after, ev->p);
+			     (unsigned long long)ev->n_after, ev->spread, p_text);
 	if (m < 0 || (size_t)(n += m) >= len)
 		return n;
 	return n + snprintf(buf + n, len - n, "; transition: max %.0f us in the first window",

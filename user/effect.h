@@ -41,12 +41,24 @@ const char *effect_verdict_name(enum effect_verdict v);
 #define EFFECT_ALPHA		0.01		/* two-sided, shared by the thresholds */
 #define EFFECT_EXTEND		4		/* inconclusive: measure up to this many times longer */
 
+#define EFFECT_SERIES		16		/* windows a side keeps one by one, for their spread */
+
+/* The first EFFECT_SERIES windows of a side one by one: how bursty its tail is. */
+struct waits_series {
+	struct waits w[EFFECT_SERIES];
+	int n;
+};
+/* Keep @w as the next window of @s (past EFFECT_SERIES, not kept). */
+void waits_series_add(struct waits_series *s, const struct waits *w);
+
 /* What a verdict rests on: the threshold that decided it (or the deepest tested). */
 struct effect_evidence {
 	__u64 threshold_ns;	/* 0: no threshold had a tail to test */
 	__u64 n_before, n_after;	/* waits */
 	__u64 k_before, k_after;	/* of them at or over the threshold */
+	double spread;		/* how much more tail counts varied between windows than chance */
 	double p;		/* two-sided, of "the tail's share did not change" */
+	bool tested;		/* false: too few tail waits (as independent ones) to test */
 	__u64 long_ns_before, long_ns_after;	/* time in waits >= EFFECT_LONG_NS (estimate) */
 };
 
@@ -61,9 +73,18 @@ struct effect_evidence {
  * worse if any threshold got worse, better if one got better and none worse.
  * No change at a threshold with at least EFFECT_MIN_TAIL tail waits is
  * "same"; a tail too thin at every threshold is "inconclusive" (no tail at
- * all over the floor is "same"). @ev may be NULL.
+ * all over the floor is "same").
+ *
+ * Waits are not independent: a burst of background work puts many long
+ * waits in one window. With the windows of each side in @bser and @aser
+ * (either may be NULL), the tail counts' spread between windows beyond
+ * binomial chance (Pearson's chi-square per degree of freedom, each side
+ * against its own share; at least 1) divides both counts before the test
+ * (a quasi-binomial test): one bursty window weighs as what it is, and a
+ * tail that only bursts is too thin to judge. @ev may be NULL.
  */
 enum effect_verdict effect_judge(const struct waits *before, const struct waits *after,
+				 const struct waits_series *bser, const struct waits_series *aser,
 				 double worse_percent, struct effect_evidence *ev);
 
 #define EFFECT_STALL_NS		10000000ull	/* a wait no online service may see from a write */
@@ -99,6 +120,7 @@ struct effect {
 	__u64 victims[EFFECT_VICTIMS];	/* measured on these; none: all online */
 	size_t nvictims;
 	struct waits before, after;
+	struct waits_series before_win, after_win;	/* their windows, for the spread */
 	int windows, need;
 	struct effect_evidence ev;	/* of the last judgement */
 	/* the transition: the victims' waits in the first window after the write */

@@ -63,6 +63,14 @@ static void baseline(const struct enforcer *e, __u64 *victims, size_t *nvictims,
 		waits_merge(before, &e->ring[(e->ring_next - 1 - i + ACT_RING) % ACT_RING]);
 }
 
+/* The baseline's windows in the ring: effect.windows, or fewer when fewer were seen. */
+static int windows_back(const struct enforcer *e)
+{
+	int k = e->c->effect.windows < e->ring_n ? e->c->effect.windows : e->ring_n;
+
+	return k < EFFECT_SERIES ? k : EFFECT_SERIES;
+}
+
 void act_begin(struct enforcer *e, enum act_kind kind, __u64 target, const char *fmt, ...)
 {
 	__u64 victims[EFFECT_VICTIMS];
@@ -70,6 +78,7 @@ void act_begin(struct enforcer *e, enum act_kind kind, __u64 target, const char 
 	char what[160];
 	size_t nv;
 	va_list ap;
+	int i;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
@@ -80,6 +89,13 @@ void act_begin(struct enforcer *e, enum act_kind kind, __u64 target, const char 
 	baseline(e, victims, &nv, before);
 	effect_begin(&e->eff, what, kind, target, victims, nv, before, e->c->effect.windows);
 	free(before);
+	/*
+	 * How bursty the tail was before: the last windows of all online
+	 * containers (the victims' own are kept merged only).
+	 */
+	for (i = windows_back(e); i > 0; i--)
+		waits_series_add(&e->eff.before_win,
+				 &e->ring[(e->ring_next - i + ACT_RING) % ACT_RING]);
 	log_info("action: %s; measuring its effect over %d windows", what, e->c->effect.windows);
 }
 
@@ -448,7 +464,7 @@ static void transition(struct enforcer *e, const char *what, __u64 max_ns, __u64
 static void judge(struct enforcer *e, const struct window *w, const struct container_table *t)
 {
 	enum effect_verdict v;
-	char msg[320];
+	char msg[384];
 
 	if (!e->eff.pending)
 		return;

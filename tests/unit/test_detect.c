@@ -29,7 +29,7 @@ static void fill(struct waits *w, __u64 ns, __u64 n)
 
 static enum effect_verdict judge(const struct waits *b, const struct waits *a)
 {
-	return effect_judge(b, a, 10, NULL);
+	return effect_judge(b, a, NULL, NULL, 10, NULL);
 }
 
 static void test_judge(void **state)
@@ -40,7 +40,7 @@ static void test_judge(void **state)
 	fill(&before, 10000, 1000);
 	fill(&after, 1000000, 100);
 	fill(&after, 10000, 900);
-	assert_int_equal(effect_judge(&before, &after, 10, &ev), EFFECT_WORSE);
+	assert_int_equal(effect_judge(&before, &after, NULL, NULL, 10, &ev), EFFECT_WORSE);
 	assert_true(ev.k_before == 0 && ev.k_after == 100 && ev.p < 1e-20);
 	/* symmetric: the same evidence read the other way */
 	assert_int_equal(judge(&after, &before), EFFECT_BETTER);
@@ -132,6 +132,50 @@ static void test_judge_logged(void **state)
 	fill(&after, 2064000, 269);
 	fill(&after, 5112000, 31);
 	assert_int_equal(judge(&before, &after), EFFECT_WORSE);
+}
+
+/* Five windows of 1000 short waits and @long[i] waits of 2 ms, into @s and @total. */
+static void windows(struct waits_series *s, struct waits *total, const int long_waits[5])
+{
+	struct waits w;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		memset(&w, 0, sizeof(w));
+		fill(&w, 10000, 1000);
+		fill(&w, 2000000, long_waits[i]);
+		waits_series_add(s, &w);
+		waits_merge(total, &w);
+	}
+}
+
+/*
+ * A burst of background work in one window after the action: pooled, 5 ->
+ * 34 long waits is "worse" (p ~ 1e-6); window by window it is one burst
+ * (its spread ~12x), too little to judge on. The same 35 spread evenly is
+ * worse.
+ */
+static void test_judge_bursts(void **state)
+{
+	static struct waits_series bser, aser;
+	struct waits before = {}, after = {};
+	struct effect_evidence ev;
+
+	windows(&bser, &before, (int[]){ 1, 1, 1, 1, 1 });
+	windows(&aser, &after, (int[]){ 1, 1, 30, 1, 1 });
+	assert_int_equal(judge(&before, &after), EFFECT_WORSE);
+	assert_int_equal(effect_judge(&before, &after, &bser, &aser, 10, &ev),
+			 EFFECT_INCONCLUSIVE);
+	assert_true(ev.spread > 8 && ev.spread < 16);
+
+	memset(&after, 0, sizeof(after));
+	aser.n = 0;
+	windows(&aser, &after, (int[]){ 7, 7, 7, 7, 7 });
+	assert_int_equal(effect_judge(&before, &after, &bser, &aser, 10, &ev), EFFECT_WORSE);
+	assert_true(ev.spread == 1 && ev.k_before == 5 && ev.k_after == 35);
+	/* and a series of one window (or none) takes the waits as independent */
+	aser.n = 1;
+	assert_int_equal(effect_judge(&before, &after, &bser, &aser, 10, &ev), EFFECT_WORSE);
 }
 
 struct fixture {
@@ -361,6 +405,8 @@ static void test_feed(void **state)
 	effect_describe(&e, msg, sizeof(msg));
 	assert_non_null(strstr(msg, "online p99.9 wait 20 us -> "));
 	assert_non_null(strstr(msg, "transition: max 12000 us in the first window"));
+	assert_int_equal(e.after_win.n, 2);	/* the windows one by one, for their spread */
+	assert_non_null(strstr(msg, "spread 1.0x, p "));
 
 	/* measured on named victims: the others do not count, and nothing is measured on */
 	effect_begin(&e, "test action", 1, 0, (__u64[]){ fx->be }, 1, &before, 1);
@@ -375,6 +421,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_judge),
 		cmocka_unit_test(test_judge_logged),
+		cmocka_unit_test(test_judge_bursts),
 		cmocka_unit_test_setup_teardown(test_streaks, setup, teardown),
 		cmocka_unit_test(test_side_effect),
 		cmocka_unit_test_setup_teardown(test_feed, setup, teardown),
