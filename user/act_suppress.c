@@ -209,7 +209,8 @@ static void by_cpuset(struct enforcer *e, const struct container_table *t, doubl
 			return;
 		be_pool(e, e->roots[i], &pool);
 		cpuset_choose(&e->topo, &pool, n, &next);
-		if (cpuset_format(&next, buf, sizeof(buf)) < 0)
+		/* kept off CPUs it would grow to: nothing to write, and no action to measure */
+		if (CPU_EQUAL(&next, &cur) || cpuset_format(&next, buf, sizeof(buf)) < 0)
 			continue;
 		/* a limit not in force is not recorded: eviction judges BE against it */
 		if (act_be_cpuset_write(e, t, e->roots[i], buf, n > ncur) < 0)

@@ -79,11 +79,36 @@ static int cpuset_apply(struct enforcer *e, const struct window *w, struct targe
 	return 0;
 }
 
+/* Does @path's original (journaled) fit in the cpuset of @rel's parent now? */
+static bool original_fits(struct enforcer *e, const char *rel, const char *path)
+{
+	const char *orig = e->w->journal ? journal_original(e->w->journal, path) : NULL;
+	char parent[PATH_MAX], ppath[PATH_MAX], buf[CPUSET_TEXT_MAX], *slash;
+	cpu_set_t want, room, both;
+
+	snprintf(parent, sizeof(parent), "%s", rel);
+	slash = strrchr(parent, '/');
+	if (!orig || !slash || slash == parent)
+		return true;	/* nothing to check it against: let the write say */
+	*slash = '\0';
+	if (act_cpuset_file(e, parent, ppath, sizeof(ppath)) ||
+	    writer_read(e->w, ppath, buf, sizeof(buf)) || cpuset_parse(buf, &room) ||
+	    cpuset_parse(orig, &want))
+		return true;
+	CPU_AND(&both, &want, &room);
+	return CPU_EQUAL(&both, &want);
+}
+
+/*
+ * Back to its original, unless BE's own cpusets are narrower now (keep-off,
+ * suppression by cpuset): the kernel would refuse (EACCES), and their
+ * release restores it with the rest of BE.
+ */
 static void cpuset_release(struct enforcer *e, struct target *tg)
 {
 	char path[PATH_MAX];
 
-	if (!act_cpuset_file(e, tg->path, path, sizeof(path)))
+	if (!act_cpuset_file(e, tg->path, path, sizeof(path)) && original_fits(e, tg->path, path))
 		act_restore(e, path);
 	tg->cpuset_on = false;
 }

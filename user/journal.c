@@ -783,16 +783,14 @@ static bool restore_done(int ret)
 
 /*
  * Refusals that a later pass may not meet: a v1 cpuset child wider than its
- * parent is EACCES (measured on 6.18; the policy narrows children first, so
- * the journal lists them first), a parent narrower than a child EBUSY, and
- * EINVAL where a kernel says neither.
+ * parent is EACCES (measured on 6.18), a parent narrower than a child
+ * EBUSY, and EINVAL where a kernel says neither.
  */
 static bool restore_retry(int ret)
 {
 	return ret == -EINVAL || ret == -EBUSY || ret == -EACCES;
 }
 
-/* One pass over the pending entries; returns how many were done in it. */
 /* A file of BE's wake-up priority (cpu.idle, or the lowest weight in its stead). */
 static bool wakeup_priority_file(const char *path)
 {
@@ -803,22 +801,43 @@ static bool wakeup_priority_file(const char *path)
 	       !strcmp(base, "cpu.weight");
 }
 
+/* An entry's place in the restore order. */
+struct restore_slot {
+	size_t i;		/* in the journal */
+	int last;		/* BE's wake-up priority */
+	int depth;		/* slashes in the path */
+};
+
 /*
- * One pass over the pending entries, the wake-up priority's last: while BE
- * is still an idle group, widening its cpusets and lifting its quotas does
- * not reach online tasks, so they feel one transition (the flip of
- * cpu.idle, seen followed by 23-45 ms waits) rather than one per file.
+ * Restores relax what the writes restricted, so parents go first: a v1
+ * cpuset child cannot be wider than its parent, nor a quota higher. BE's
+ * wake-up priority goes last: while BE is still an idle group, widening
+ * its cpusets and lifting its quotas does not reach online tasks, so they
+ * feel one transition (the flip of cpu.idle, seen followed by 23-45 ms
+ * waits) rather than one per file. Ties keep the journal's order.
  */
-static size_t restore_pass(struct journal *j, enum restore_state *st, int *errs,
-			   journal_restore_fn restore, void *ctx)
+static int cmp_restore(const void *a, const void *b)
+{
+	const struct restore_slot *x = a, *y = b;
+
+	if (x->last != y->last)
+		return x->last - y->last;
+	if (x->depth != y->depth)
+		return x->depth - y->depth;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* One pass over the pending entries in @ord; returns how many were done in it. */
+static size_t restore_pass(struct journal *j, const struct restore_slot *ord,
+			   enum restore_state *st, int *errs, journal_restore_fn restore, void *ctx)
 {
 	size_t done = 0;
 
-	for (size_t k = 0; k < 2 * j->n; k++) {
-		size_t i = k % j->n;
+	for (size_t k = 0; k < j->n; k++) {
+		size_t i = ord[k].i;
 		int ret;
 
-		if (st[i] != RS_PENDING || wakeup_priority_file(j->v[i].path) != (k >= j->n))
+		if (st[i] != RS_PENDING)
 			continue;
 		ret = restore(ctx, &j->v[i]);
 		if (ret > 0 && ret != JOURNAL_LEFT)
@@ -864,26 +883,34 @@ static void restore_sync(struct journal *j)
 
 int journal_restore(struct journal *j, journal_restore_fn restore, void *ctx)
 {
+	struct restore_slot *ord = NULL;
 	enum restore_state *st = NULL;
-	int *errs = NULL;
-	size_t left;
+	int *errs = NULL, left = -ENOMEM;
 
 	if (j->n) {
+		ord = calloc(j->n, sizeof(*ord));
 		st = calloc(j->n, sizeof(*st));
 		errs = calloc(j->n, sizeof(*errs));
-		if (!st || !errs) {
-			free(st);
-			free(errs);
-			return -ENOMEM;
-		}
+		if (!ord || !st || !errs)
+			goto out;
 	}
-	/* EINVAL may mean a cpuset parent must widen first: later passes retry */
+	for (size_t i = 0; i < j->n; i++) {
+		ord[i].i = i;
+		ord[i].last = wakeup_priority_file(j->v[i].path);
+		for (const char *c = j->v[i].path; *c; c++)
+			ord[i].depth += *c == '/';
+	}
+	if (j->n)
+		qsort(ord, j->n, sizeof(*ord), cmp_restore);
+	/* a refusal the order did not foresee (a parent changed since): later passes retry */
 	for (int pass = 0; pass < RESTORE_PASSES; pass++)
-		if (!restore_pass(j, st, errs, restore, ctx))
+		if (!restore_pass(j, ord, st, errs, restore, ctx))
 			break;
-	left = compact(j, st, errs);
+	left = (int)compact(j, st, errs);
+	restore_sync(j);
+out:
+	free(ord);
 	free(st);
 	free(errs);
-	restore_sync(j);
-	return (int)left;
+	return left;
 }

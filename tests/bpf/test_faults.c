@@ -84,11 +84,7 @@ static bool all_original(void)
 
 static void show_log(void)
 {
-	char cmd[PATH_MAX + 32];
-
-	snprintf(cmd, sizeof(cmd), "sed 's/^/#   /' %s", log_path);
-	if (system(cmd))
-		printf("# (no log)\n");
+	show_file(log_path);
 }
 
 /* A state dir and its lock file. */

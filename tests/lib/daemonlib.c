@@ -166,6 +166,20 @@ bool file_has(const char *path, const char *needle, unsigned int ms)
 	}
 }
 
+void show_file(const char *path)
+{
+	char line[1024];
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		printf("# (no %s)\n", path);
+		return;
+	}
+	while (fgets(line, sizeof(line), f))
+		printf("#   %s%s", line, strchr(line, '\n') ? "" : "\n");
+	fclose(f);
+}
+
 bool daemon_test_init(char *base, char *cfg, size_t cfglen, char *log, size_t loglen)
 {
 	cpu_set_t one;

@@ -37,6 +37,8 @@ int http_get_from(const char *from, int port, const char *path, char *buf, size_
 int loopback_connect(const char *from, int port);
 /* Does the file at @path contain @needle (waiting up to @ms for it)? */
 bool file_has(const char *path, const char *needle, unsigned int ms);
+/* Print the file at @path as TAP comments (a daemon's log after a failed check). */
+void show_file(const char *path);
 /*
  * Start of a daemon test: a temporary dir @base (a mkdtemp template) with
  * @base.json in @cfg and @base.log in @log, the test pinned off CPU 0 (where

@@ -617,6 +617,25 @@ static void test_restore_priority_last(void **state)
 	assert_int_equal(fx->j.n, 0);
 }
 
+/* Restores relax: parents first (a v1 cpuset child cannot be wider than its parent). */
+static void test_restore_parents_first(void **state)
+{
+	struct fixture *fx = *state;
+	struct script s[] = {	/* as narrowed: children first */
+		S("/be/pod/ctr/cpuset.cpus", 0, 0),
+		S("/be/pod/cpuset.cpus", 0, 0),
+		S("/be/cpu.idle", 0, 0),
+		S("/be/cpuset.cpus", 0, 0),
+		S("/be/pod/ctr/cpu.cfs_quota_us", 0, 0),
+	};
+	struct restore_ctx c = { .s = s, .n = 5 };
+
+	record_all(fx, s, 5);
+	assert_int_equal(journal_restore(&fx->j, scripted, &c), 0);
+	assert_string_equal(c.order, "be/cpuset.cpus" "be/pod/cpuset.cpus" "be/pod/ctr/cpuset.cpus"
+				     "be/pod/ctr/cpu.cfs_quota_us" "be/cpu.idle");
+}
+
 static void test_restore_leaves(void **state)
 {
 	struct fixture *fx = *state;
@@ -734,6 +753,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_retries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_priority_last, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_parents_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_leaves, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_four_passes, setup, teardown),
 		cmocka_unit_test(test_restore_parsed),
