@@ -4,18 +4,11 @@
 #include <string.h>
 #include "detect.h"
 
-static int cmp_cgid(const void *a, const void *b)
-{
-	const struct victim_state *x = a, *y = b;
-
-	return x->cgid < y->cgid ? -1 : x->cgid > y->cgid;
-}
-
 const struct victim_state *detect_find(const struct detector *d, __u64 cgid)
 {
 	struct victim_state key = { .cgid = cgid };
 
-	return d->n ? bsearch(&key, d->v, d->n, sizeof(key), cmp_cgid) : NULL;
+	return d->n ? bsearch(&key, d->v, d->n, sizeof(key), cgid_cmp) : NULL;
 }
 
 bool detect_is_victim(const struct victim_state *s, const struct koord_config *c)
@@ -66,7 +59,7 @@ int detect_update(struct detector *d, const struct window *w, const struct conta
 			s->acc = NULL;
 		}
 	}
-	qsort(v, n, sizeof(*v), cmp_cgid);
+	qsort(v, n, sizeof(*v), cgid_cmp);
 	for (i = 0; i < d->n; i++)	/* of containers gone */
 		free(d->v[i].acc);
 	free(d->v);

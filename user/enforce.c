@@ -373,13 +373,6 @@ static __u64 *cgids_copy(const __u64 *v, size_t n)
 	return c;
 }
 
-static int cmp_cgid(const void *a, const void *b)
-{
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The action's victims, or the online containers of @t when it was measured
  * on all of them; sorted, for bsearch (/api/containers asks for each row).
@@ -400,7 +393,7 @@ static __u64 *victims_of(const struct effect *eff, const struct container_table 
 				v[(*n)++] = t->v[i].id;
 	}
 	if (*n)
-		qsort(v, *n, sizeof(*v), cmp_cgid);
+		qsort(v, *n, sizeof(*v), cgid_cmp);
 	return v;
 }
 
@@ -571,7 +564,7 @@ static json_object *side_effect_json(const struct enforcer *e, __u64 cgid)
 	const struct side_effect_record *r = &e->side;
 	json_object *o;
 
-	if (!r->nvictims || !bsearch(&cgid, r->victims, r->nvictims, sizeof(cgid), cmp_cgid))
+	if (!r->nvictims || !bsearch(&cgid, r->victims, r->nvictims, sizeof(cgid), cgid_cmp))
 		return NULL;
 	o = json_object_new_object();
 	json_object_object_add(o, "action", json_object_new_string(r->what));

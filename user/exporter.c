@@ -46,18 +46,11 @@ static void le_map_init(void)
 	le_map_ready = 1;
 }
 
-static int cmp_cgid(const void *a, const void *b)
-{
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static const struct exp_hist *exp_find(const struct exporter *e, __u64 cgid)
 {
 	if (!e || !e->n)
 		return NULL;
-	return bsearch(&cgid, e->v, e->n, sizeof(*e->v), cmp_cgid);
+	return bsearch(&cgid, e->v, e->n, sizeof(*e->v), cgid_cmp);
 }
 
 /* Histogram buckets with a count (a window's or a sample's) into Prometheus buckets. */

@@ -24,7 +24,7 @@ struct cg_sample *sample_add(struct sample *s, __u64 cgid)
 	return v;
 }
 
-static int cmp_cgid(const void *a, const void *b)
+int cgid_cmp(const void *a, const void *b)
 {
 	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
 
@@ -34,14 +34,14 @@ static int cmp_cgid(const void *a, const void *b)
 void sample_sort(struct sample *s)
 {
 	if (s->n)
-		qsort(s->v, s->n, sizeof(*s->v), cmp_cgid);
+		qsort(s->v, s->n, sizeof(*s->v), cgid_cmp);
 }
 
 const struct cg_sample *sample_find(const struct sample *s, __u64 cgid)
 {
 	if (!s->n)
 		return NULL;
-	return bsearch(&cgid, s->v, s->n, sizeof(*s->v), cmp_cgid);
+	return bsearch(&cgid, s->v, s->n, sizeof(*s->v), cgid_cmp);
 }
 
 /* Room for @n more cells in @s's pool. */
@@ -292,7 +292,7 @@ const struct cg_window *window_find(const struct window *w, __u64 cgid)
 {
 	if (!w->n)
 		return NULL;
-	return bsearch(&cgid, w->v, w->n, sizeof(*w->v), cmp_cgid);
+	return bsearch(&cgid, w->v, w->n, sizeof(*w->v), cgid_cmp);
 }
 
 __u32 window_hist_count(const struct cg_window *cw, unsigned int bucket)

@@ -8,6 +8,9 @@
 #include "../bpf/koord.h"
 #include "hist.h"
 
+/* qsort/bsearch order of cgids, or of structs that begin with one. */
+int cgid_cmp(const void *a, const void *b);
+
 /* One container's counters at one moment, summed over CPUs. */
 struct cg_sample {
 	__u64 cgid;

@@ -233,6 +233,9 @@ wait_screen() { # wait_screen PATTERN [SECONDS]: until the pane shows PATTERN (E
 }
 top_pid() { pgrep -P "$(tmx display-message -p -t top '#{pane_pid}')" -x koord-top; }
 # a shell in the pane runs koord-top, so the pane shows what is left after it exits
+# A session that stays: killing the only one makes the server exit, and a new
+# session raced that exit once ("no server running" for the rest of the test).
+tmx new-session -d -s keep "sleep 100000"
 start_top() { # start_top: a fresh session running koord-top -d 0.5
 	tmx kill-session -t top 2>/dev/null
 	tmx new-session -d -s top -x 160 -y 40 "env PS1='$ ' bash --norc --noprofile"
