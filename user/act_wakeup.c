@@ -11,10 +11,22 @@
 #include "act.h"
 #include "log.h"
 
-/* The file and value that give @rel the lowest wake-up priority. */
+/* @rel's weight file (cpu.shares on v1, cpu.weight on v2) and the kernel's default for it. */
+static int weight_path(const struct enforcer *e, const char *rel, char *path, size_t len,
+		       const char **dfl)
+{
+	*dfl = e->h->cpu_version == 2 ? "100" : "1024";
+	return act_path(path, len, e->h->cpu, rel, e->h->cpu_version == 2 ? "cpu.weight" : "cpu.shares");
+}
+
+/*
+ * The file and value that give @rel the lowest wake-up priority: cpu.idle,
+ * or where there is none the lowest weight (cpu.shares 2, cpu.weight 1).
+ */
 static int idle_setting(const struct enforcer *e, const char *rel, char *path, size_t len,
 			const char **value)
 {
+	const char *dfl;
 	int err = act_path(path, len, e->h->cpu, rel, "cpu.idle");
 
 	if (err)
@@ -23,7 +35,18 @@ static int idle_setting(const struct enforcer *e, const char *rel, char *path, s
 	if (!access(path, F_OK))
 		return 0;
 	*value = e->h->cpu_version == 2 ? "1" : "2";
-	return act_path(path, len, e->h->cpu, rel, e->h->cpu_version == 2 ? "cpu.weight" : "cpu.shares");
+	return weight_path(e, rel, path, len, &dfl);
+}
+
+/* Set @rel's wake-up priority: cpu.idle changes the weight too, which is journaled with it. */
+static int idle_set(struct enforcer *e, const char *rel, const char *path, const char *value)
+{
+	char weight[PATH_MAX];
+	const char *dfl;
+
+	if (strcmp(strrchr(path, '/'), "/cpu.idle") || weight_path(e, rel, weight, sizeof(weight), &dfl))
+		return writer_set(e->w, path, value);
+	return writer_set_coupled(e->w, path, value, weight, dfl);
 }
 
 void act_wakeup(struct enforcer *e, const struct container_table *t)
@@ -49,7 +72,7 @@ void act_wakeup(struct enforcer *e, const struct container_table *t)
 				n++;
 			continue;
 		}
-		r = writer_set(e->w, path, value);
+		r = idle_set(e, e->roots[i], path, value);
 		if (r == 0 && strlen(changed) + strlen(e->roots[i]) + 2 < sizeof(changed))
 			strcat(strcat(changed, changed[0] ? " " : ""), e->roots[i]);
 		n += r >= 0;
@@ -72,9 +95,13 @@ void act_wakeup_rollback(struct enforcer *e)
 	const char *value;
 	size_t i;
 
-	for (i = 0; i < e->nroots; i++)
+	for (i = 0; i < e->nroots; i++) {
 		if (!idle_setting(e, e->roots[i], path, sizeof(path), &value))
 			act_restore(e, path);
+		/* after cpu.idle, whose restore reset it (a no-op where it was not journaled) */
+		if (!weight_path(e, e->roots[i], path, sizeof(path), &value))
+			act_restore(e, path);
+	}
 	e->st.wakeup_priority = false;
 	e->wakeup_on = false;
 }

@@ -791,20 +791,25 @@ static bool restore_retry(int ret)
 	return ret == -EINVAL || ret == -EBUSY || ret == -EACCES;
 }
 
-/* A file of BE's wake-up priority (cpu.idle, or the lowest weight in its stead). */
-static bool wakeup_priority_file(const char *path)
+/*
+ * Where BE's wake-up priority puts @path in the restore order: 0 for any
+ * other file, 1 for cpu.idle, 2 for the weight (cpu.shares, cpu.weight):
+ * putting cpu.idle back resets the weight, so the weight goes after it.
+ */
+static int wakeup_priority_rank(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
-	return !strcmp(base, "cpu.idle") || !strcmp(base, "cpu.shares") ||
-	       !strcmp(base, "cpu.weight");
+	if (!strcmp(base, "cpu.idle"))
+		return 1;
+	return !strcmp(base, "cpu.shares") || !strcmp(base, "cpu.weight") ? 2 : 0;
 }
 
 /* An entry's place in the restore order. */
 struct restore_slot {
 	size_t i;		/* in the journal */
-	int last;		/* BE's wake-up priority */
+	int last;		/* wakeup_priority_rank() */
 	int depth;		/* slashes in the path */
 };
 
@@ -896,7 +901,7 @@ int journal_restore(struct journal *j, journal_restore_fn restore, void *ctx)
 	}
 	for (size_t i = 0; i < j->n; i++) {
 		ord[i].i = i;
-		ord[i].last = wakeup_priority_file(j->v[i].path);
+		ord[i].last = wakeup_priority_rank(j->v[i].path);
 		for (const char *c = j->v[i].path; *c; c++)
 			ord[i].depth += *c == '/';
 	}

@@ -430,6 +430,32 @@ out:
 	return err;
 }
 
+int writer_set_coupled(struct writer *w, const char *path, const char *value, const char *coupled,
+		       const char *reset)
+{
+	char *cur;
+	int err;
+
+	if (!w->journal || w->dry_run || !writer_allowed(w, coupled))
+		return writer_set(w, path, value);
+	cur = malloc(JOURNAL_VALUE_MAX);
+	if (!cur)
+		return -ENOMEM;
+	/* nothing to journal when @path is not about to change, or @coupled is not there */
+	if (writer_read(w, path, cur, JOURNAL_VALUE_MAX) || journal_same(cur, value) ||
+	    writer_read(w, coupled, cur, JOURNAL_VALUE_MAX)) {
+		free(cur);
+		return writer_set(w, path, value);
+	}
+	err = journal_next(w, coupled, cur, reset);
+	if (!err)
+		err = writer_set(w, path, value);
+	if (!err)
+		journal_read_back(w, coupled, reset, cur);
+	free(cur);
+	return err;
+}
+
 int writer_restore(struct writer *w, const struct journal_entry *e)
 {
 	char *cur;

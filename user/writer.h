@@ -64,6 +64,16 @@ int writer_read(struct writer *w, const char *path, char *buf, size_t len);
  */
 int writer_set(struct writer *w, const char *path, const char *value);
 /*
+ * writer_set() of @path where the kernel changes @coupled as well: cpu.idle
+ * sets the group's cpu.shares (cpu.weight), and setting it back resets that
+ * to the default, @reset, not to what it was (kubelet's BE groups hold 2).
+ * @coupled's value is journaled before the write, with @reset and what it
+ * reads after the write both known as ours, so a restore puts it back
+ * (journal_restore restores it after cpu.idle). Same returns as writer_set().
+ */
+int writer_set_coupled(struct writer *w, const char *path, const char *value, const char *coupled,
+		       const char *reset);
+/*
  * Write without journaling or comparing (cgroup.kill, restoring); same
  * checks and errors. A dry run only logs.
  */

@@ -10,6 +10,10 @@
  * A value is put back only where the file still holds what was written:
  * the kernel's own form of it ("1-1" reads back "1") counts as written; a
  * value another writer set since is left as it is.
+ *
+ * cpu.idle sets its group's weight, and putting it back resets the weight
+ * to the default (1024 shares), not to the 2 shares kubelet gives BE: the
+ * weight is journaled with it and restored after it.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -28,7 +32,7 @@
 #define BASE_LEN	(PATH_MAX + 32)
 #define PATH_LEN	(BASE_LEN + 64)
 
-static char base[BASE_LEN];
+static char base[BASE_LEN], idle_dir[BASE_LEN];
 static char state_dir[] = "/tmp/koord-test-restore-XXXXXX";
 
 static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *f)
@@ -51,6 +55,8 @@ static void cleanup(void)
 		rmdir(path);
 		rmdir(base);
 	}
+	if (idle_dir[0])
+		rmdir(idle_dir);
 	nftw(state_dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
@@ -94,6 +100,58 @@ static int sibling(const char *name, const char *all, const char *mems, char *di
 	return 0;
 }
 
+/* A BE group's wake-up priority taken and put back: its weight comes back too. */
+static void test_idle_weight(const struct hierarchies *hier)
+{
+	const char *weight = hier->cpu_version == 2 ? "cpu.weight" : "cpu.shares";
+	const char *kubelet = hier->cpu_version == 2 ? "1" : "2", *dfl;
+	char sdir[] = "/tmp/koord-test-idle-XXXXXX", idle[PATH_LEN], wpath[PATH_LEN], got[64];
+	const struct journal_entry *je;
+	struct journal j;
+	struct writer w;
+	int r;
+
+	dfl = hier->cpu_version == 2 ? "100" : "1024";
+	snprintf(idle_dir, sizeof(idle_dir), "%.*s/koord-test-idle-%d", PATH_MAX - 1, hier->cpu,
+		 getpid());
+	snprintf(idle, sizeof(idle), "%s/cpu.idle", idle_dir);
+	snprintf(wpath, sizeof(wpath), "%s/%s", idle_dir, weight);
+	if (mkdir(idle_dir, 0755) || put(idle_dir, weight, kubelet)) {
+		check(false, "cannot make %s with %s %s: %s", idle_dir, weight, kubelet,
+		      strerror(errno));
+		return;
+	}
+	if (access(idle, F_OK)) {
+		skip_part("no cpu.idle (kernel < 5.15): the weight is the wake-up priority itself");
+		return;
+	}
+	if (!mkdtemp(sdir) || journal_open(&j, sdir)) {
+		check(false, "a journal in %s", sdir);
+		return;
+	}
+	writer_init(&w, &j, false);
+	writer_add_root(&w, idle_dir);
+	check(writer_set_coupled(&w, idle, "1", wpath, dfl) == 0, "cpu.idle 1 written, %s %s "
+	      "journaled with it", weight, kubelet);
+	get(idle_dir, weight, got, sizeof(got));
+	je = journal_find(&j, wpath);
+	printf("# %s reads %s with cpu.idle 1\n", weight, got);
+	check(je && !strcmp(je->value, kubelet) && je->written && !strcmp(je->written, got) &&
+	      je->previous && !strcmp(je->previous, dfl), "the journal has %s's original (%s), "
+	      "what cpu.idle made it (%s) and the default the kernel resets it to (%s)", weight,
+	      je ? je->value : "-", je && je->written ? je->written : "-",
+	      je && je->previous ? je->previous : "-");
+	r = writer_restore_all(&w);
+	get(idle_dir, "cpu.idle", got, sizeof(got));
+	check(r == 0 && !strcmp(got, "0"), "cpu.idle is back to 0 (%s, %d left)", got, r);
+	get(idle_dir, weight, got, sizeof(got));
+	check(!strcmp(got, kubelet), "and %s to %s, not the kernel's %s (%s)", weight, kubelet, dfl,
+	      got);
+	journal_close(&j);
+	writer_free(&w);
+	rmdir(sdir);
+}
+
 int main(void)
 {
 	char all[64], mems[64], parent[PATH_LEN], child[PATH_LEN], path[PATH_LEN + 16];
@@ -110,6 +168,9 @@ int main(void)
 		return 77;
 	}
 	log_level = LOG_LVL_DEBUG;
+	atexit(cleanup);
+	if (!hierarchies_find(&hier) && hier.cpu[0])
+		test_idle_weight(&hier);
 	if (hierarchies_find(&hier) || !hier.cpuset[0]) {
 		skip_part("no cgroup hierarchy carries cpuset");
 		return test_summary("test_restore");
@@ -121,7 +182,6 @@ int main(void)
 		skip_part("one CPU online (%s): no narrower cpuset to write", all);
 		return test_summary("test_restore");
 	}
-	atexit(cleanup);
 	snprintf(base, sizeof(base), "%.*s/koord-test-restore-%d", PATH_MAX - 1, hier.cpuset, getpid());
 	snprintf(parent, sizeof(parent), "%.*s/parent", BASE_LEN - 1, base);
 	snprintf(child, sizeof(child), "%.*s/child", BASE_LEN + 7, parent);

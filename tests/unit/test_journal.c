@@ -624,16 +624,17 @@ static void test_restore_parents_first(void **state)
 	struct script s[] = {	/* as narrowed: children first */
 		S("/be/pod/ctr/cpuset.cpus", 0, 0),
 		S("/be/pod/cpuset.cpus", 0, 0),
+		S("/be/cpu.shares", 0, 0),	/* journaled before cpu.idle, which resets it */
 		S("/be/cpu.idle", 0, 0),
 		S("/be/cpuset.cpus", 0, 0),
 		S("/be/pod/ctr/cpu.cfs_quota_us", 0, 0),
 	};
-	struct restore_ctx c = { .s = s, .n = 5 };
+	struct restore_ctx c = { .s = s, .n = 6 };
 
-	record_all(fx, s, 5);
+	record_all(fx, s, 6);
 	assert_int_equal(journal_restore(&fx->j, scripted, &c), 0);
 	assert_string_equal(c.order, "be/cpuset.cpus" "be/pod/cpuset.cpus" "be/pod/ctr/cpuset.cpus"
-				     "be/pod/ctr/cpu.cfs_quota_us" "be/cpu.idle");
+				     "be/pod/ctr/cpu.cfs_quota_us" "be/cpu.idle" "be/cpu.shares");
 }
 
 static void test_restore_leaves(void **state)
