@@ -24,6 +24,7 @@ static size_t nchildren;
 static char ft_dir[256];
 static bool ft_mounted;
 static pid_t ft_other;	/* the task whose runs are also recorded, 0 for none */
+static int ft_cpu = -1;	/* the CPU whose switches are all recorded, -1 for none */
 
 bool check(bool cond, const char *fmt, ...)
 {
@@ -417,6 +418,11 @@ int ftrace_start(pid_t pid)
 	return ftrace_start_pair(pid, 0);
 }
 
+void ftrace_watch_cpu(int cpu)
+{
+	ft_cpu = cpu;
+}
+
 int ftrace_start_pair(pid_t pid, pid_t other)
 {
 	static const char *const events[] = { "sched_wakeup", "sched_wakeup_new", "sched_switch" };
@@ -433,7 +439,9 @@ int ftrace_start_pair(pid_t pid, pid_t other)
 	if (mkdir(ft_dir, 0755) && errno != EEXIST)
 		return -errno;
 	ft_other = other;
-	err = ft_write("trace_clock", "mono") ?: ft_write("buffer_size_kb", "8192");
+	/* a whole CPU's switches take room: 40 s of a busy one is ~24 MiB */
+	err = ft_write("trace_clock", "mono") ?:
+	      ft_write("buffer_size_kb", ft_cpu >= 0 ? "49152" : "8192");
 	for (i = 0; !err && i < 3; i++) {
 		if (i < 2)
 			snprintf(buf, sizeof(buf), "pid == %d", pid);
@@ -442,6 +450,8 @@ int ftrace_start_pair(pid_t pid, pid_t other)
 				 "prev_pid == %d || next_pid == %d", pid, pid, other, other);
 		else
 			snprintf(buf, sizeof(buf), "prev_pid == %d || next_pid == %d", pid, pid);
+		if (i == 2 && ft_cpu >= 0)
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " || CPU == %d", ft_cpu);
 		snprintf(file, sizeof(file), "events/sched/%s/filter", events[i]);
 		err = ft_write(file, buf);
 		snprintf(file, sizeof(file), "events/sched/%s/enable", events[i]);
@@ -482,19 +492,94 @@ static int grow(__u64 **v, size_t cap)
 	return 0;
 }
 
-static int push(struct ftrace_waits *w, size_t *cap, __u64 end, __u64 len, __u64 other)
+/* Who held the watched CPU during the open wait: the first few tasks, with their time. */
+#define HOLDERS 8
+struct holder {
+	char who[HOLDERS][32];
+	__u64 ns[HOLDERS];
+	int n;
+};
+
+static int push(struct ftrace_waits *w, size_t *cap, __u64 end, __u64 len, __u64 other,
+		const struct holder *h)
 {
 	if (w->n == *cap) {
 		size_t c = *cap ? *cap * 2 : 1024;
+		char (*p)[32] = realloc(w->holder, c * sizeof(*p));
 
-		if (grow(&w->end_ns, c) || grow(&w->len_ns, c) || grow(&w->other_ns, c))
+		if (!p)
+			return -ENOMEM;
+		w->holder = p;
+		if (grow(&w->end_ns, c) || grow(&w->len_ns, c) || grow(&w->other_ns, c) ||
+		    grow(&w->holder_ns, c))
 			return -ENOMEM;
 		*cap = c;
 	}
 	w->end_ns[w->n] = end;
 	w->len_ns[w->n] = len;
+	w->holder[w->n][0] = '\0';
+	w->holder_ns[w->n] = 0;
+	for (int i = 0; i < h->n; i++)
+		if (h->ns[i] > w->holder_ns[w->n]) {
+			memcpy(w->holder[w->n], h->who[i], sizeof(h->who[i]));
+			w->holder_ns[w->n] = h->ns[i];
+		}
 	w->other_ns[w->n++] = other;
 	return 0;
+}
+
+/* The CPU a trace line was recorded on ("... [003] d..2. ..."), -1 when unreadable. */
+static int line_cpu(const char *line)
+{
+	const char *p = strchr(line, '[');
+
+	return p ? atoi(p + 1) : -1;
+}
+
+/* A switch on the watched CPU: the task it switches out held it since the last one. */
+static void watched_switch(const char *line, __u64 ts, __u64 wait_start, __u64 *since,
+			   struct holder *h)
+{
+	const char *comm = strstr(line, "prev_comm="), *end;
+	__u64 from = *since > wait_start ? *since : wait_start;
+	char who[32];
+	int i;
+
+	if (wait_start && *since && comm && ts > from && field(line, " prev_pid=") != 0) {
+		comm += strlen("prev_comm=");
+		end = strstr(comm, " prev_pid=");
+		snprintf(who, sizeof(who), "%.*s/%ld", end ? (int)(end - comm) : 15, comm,
+			 field(line, " prev_pid="));
+		for (i = 0; i < h->n && strcmp(h->who[i], who); i++)
+			;
+		if (i == h->n && h->n < HOLDERS) {
+			memcpy(h->who[i], who, sizeof(who));
+			h->ns[h->n++] = 0;
+		}
+		if (i < h->n)
+			h->ns[i] += ts - from;
+	}
+	*since = ts;
+}
+
+/* Events the trace instance's buffers overwrote, all CPUs together. */
+static size_t ft_overrun(void)
+{
+	char path[512], line[128];
+	size_t n = 0;
+	long cpu, ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	FILE *f;
+
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%ld/stats", ft_dir, cpu);
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "overrun: ", 9))
+				n += strtoul(line + 9, NULL, 10);
+		if (f)
+			fclose(f);
+	}
+	return n;
 }
 
 /*
@@ -505,7 +590,8 @@ static int push(struct ftrace_waits *w, size_t *cap, __u64 end, __u64 len, __u64
 int ftrace_stop(pid_t pid, struct ftrace_waits *w)
 {
 	char path[512], *line = NULL;
-	__u64 ts, start = 0, other_in = 0, other = 0;
+	__u64 ts, start = 0, other_in = 0, other = 0, cpu_since = 0;
+	struct holder held = { .n = 0 };
 	bool seen_in = false;
 	bool running = false;
 	size_t cap = 0, len = 0;
@@ -514,6 +600,7 @@ int ftrace_stop(pid_t pid, struct ftrace_waits *w)
 
 	memset(w, 0, sizeof(*w));
 	ft_write("tracing_on", "0");
+	w->overrun = ft_overrun();
 	snprintf(path, sizeof(path), "%s/trace", ft_dir);
 	f = fopen(path, "re");
 	if (!f)
@@ -526,6 +613,8 @@ int ftrace_stop(pid_t pid, struct ftrace_waits *w)
 
 			if (!arrow)
 				continue;
+			if (ft_cpu >= 0 && line_cpu(line) == ft_cpu)
+				watched_switch(line, ts, start, &cpu_since, &held);
 			if (ft_other && field(line, " prev_pid=") == ft_other && other_in) {
 				if (start)
 					other += ts - (other_in > start ? other_in : start);
@@ -542,13 +631,14 @@ int ftrace_stop(pid_t pid, struct ftrace_waits *w)
 				running = false;
 				start = st && st[12] == 'R' ? ts : 0;
 				other = 0;
+				held.n = 0;
 			}
 			if (field(arrow, " next_pid=") == pid) {
 				if (running)
 					w->lost++;
 				seen_in = true;
 				if (start)
-					err = push(w, &cap, ts, ts - start, other);
+					err = push(w, &cap, ts, ts - start, other, &held);
 				start = other = 0;
 				running = true;
 			}
@@ -556,6 +646,7 @@ int ftrace_stop(pid_t pid, struct ftrace_waits *w)
 			if (!running && !start) {
 				start = ts;
 				other = 0;
+				held.n = 0;
 			}
 		}
 	}
@@ -580,6 +671,8 @@ void ftrace_waits_free(struct ftrace_waits *w)
 	free(w->end_ns);
 	free(w->other_ns);
 	free(w->len_ns);
+	free(w->holder);
+	free(w->holder_ns);
 	memset(w, 0, sizeof(*w));
 }
 

@@ -68,12 +68,24 @@ struct ftrace_waits {
 	__u64 *end_ns;		/* when the wait ended (switch-in) */
 	__u64 *len_ns;
 	__u64 *other_ns;	/* how long the other task ran during it (ftrace_start_pair) */
+	/*
+	 * With ftrace_watch_cpu(): the task that held that CPU longest during
+	 * the wait ("comm/pid"), and for how long in all (idle is no holder).
+	 */
+	char (*holder)[32];
+	__u64 *holder_ns;
 	size_t n;
 	size_t lost;		/* switches of the task missing from the record (seen in twice, out twice) */
+	size_t overrun;		/* events the full trace buffer overwrote */
 };
 int ftrace_start(pid_t pid);
 /* The same, also recording when @other runs, to tell how much of each wait was its doing. */
 int ftrace_start_pair(pid_t pid, pid_t other);
+/*
+ * Before a start: record every switch on @cpu as well (-1: none), to name
+ * who held it during each wait of a task pinned there.
+ */
+void ftrace_watch_cpu(int cpu);
 /* Stop and collect the waits of @pid (in the order they ended). */
 int ftrace_stop(pid_t pid, struct ftrace_waits *w);
 /* How many of @w's waits ended in [from_ns, to_ns]. */
