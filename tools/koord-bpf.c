@@ -44,6 +44,7 @@
 #include "writer.h"
 #include "exporter.h"
 #include "log.h"
+#include "port_holder.h"
 #include "privileges.h"
 #include "report.h"
 #include "unresolved.h"
@@ -52,7 +53,7 @@
 #define KOORD_BPF_VERSION "0.1.0"
 #endif
 
-#define DEFAULT_LISTEN	"127.0.0.1:9316"
+#define DEFAULT_LISTEN	"127.0.0.1:9326"
 /* Connections at once, in all and from one address (docs/security.md). */
 #define HTTP_CONNECTIONS	64u
 #define HTTP_PER_ADDRESS	8u
@@ -215,7 +216,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/* "1.2.3.4:9316" or "[::1]:9316" -> a socket address. */
+/* "1.2.3.4:9326" or "[::1]:9326" -> a socket address. */
 static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len)
 {
 	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
@@ -266,6 +267,25 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *l
 	return -EINVAL;
 }
 
+/* EADDRINUSE: say who holds the port (koordlet holds 9316 and 9317 on a Koordinator node). */
+static void in_use(const char *addr, const struct sockaddr_storage *ss)
+{
+	unsigned int port = ntohs(ss->ss_family == AF_INET6 ?
+				  ((const struct sockaddr_in6 *)ss)->sin6_port :
+				  ((const struct sockaddr_in *)ss)->sin_port);
+	char comm[32];
+	pid_t pid;
+
+	if (port_holder(port, comm, sizeof(comm), &pid)) {
+		log_err("cannot listen on %s: the port is already in use (by no process seen here: "
+			"another network namespace?); choose another with --listen", addr);
+		return;
+	}
+	log_err("cannot listen on %s: the port is already in use by %s (pid %d)%s; choose another "
+		"with --listen", addr, comm, (int)pid, !strcmp(comm, "koordlet") ?
+		", which holds 9316 and 9317 on Koordinator nodes" : "");
+}
+
 static int open_listener(const char *addr)
 {
 	struct sockaddr_storage ss;
@@ -273,7 +293,7 @@ static int open_listener(const char *addr)
 	int fd, one = 1, err;
 
 	if (parse_listen(addr, &ss, &len)) {
-		log_err("bad listen address \"%s\": want IPv4:PORT or [IPv6]:PORT, e.g. %s or [::1]:9316",
+		log_err("bad listen address \"%s\": want IPv4:PORT or [IPv6]:PORT, e.g. %s or [::1]:9326",
 			addr, DEFAULT_LISTEN);
 		return -EINVAL;
 	}
@@ -289,8 +309,7 @@ static int open_listener(const char *addr)
 	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 64)) {
 		err = -errno;
 		if (err == -EADDRINUSE)
-			log_err("cannot listen on %s: the port is already in use (another koord-bpf?); "
-				"choose another with --listen", addr);
+			in_use(addr, &ss);
 		else if (err == -EADDRNOTAVAIL)
 			log_err("cannot listen on %s: no such address on this host", addr);
 		else

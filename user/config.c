@@ -820,7 +820,7 @@ void config_defaults(struct koord_config *c)
 		.memory_evict_lower_percent = -1,
 	};
 	c->period_s = 1;
-	c->listen = strdup("127.0.0.1:9316");
+	c->listen = strdup("127.0.0.1:9326");
 	c->health_listen = strdup("");
 	c->state_dir = strdup("/var/lib/koord-bpf");
 	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)

@@ -36,7 +36,7 @@ struct koord_config {
 
 	/* koordBPF */
 	double period_s;		/* "period": 1, 0.1..3600 */
-	char *listen;			/* "listen": "127.0.0.1:9316" */
+	char *listen;			/* "listen": "127.0.0.1:9326" */
 	char *health_listen;		/* "healthListen": "" (off: /healthz on listen only) */
 	char *state_dir;		/* "stateDir": "/var/lib/koord-bpf" */
 	/* "cgroupRoots": paths relative to every hierarchy's root, "/kubepods"... */

@@ -76,10 +76,10 @@ check "promcheck rejects what the format forbids" python3 tests/bpf/promcheck.py
 check "bad period: 0" errors_with 'bad period "0"' $bin --period 0 --once
 check "bad period: abc" errors_with 'bad period "abc"' $bin --period abc
 check "bad period: -1" errors_with 'bad period "-1"' $bin --period -1
-for a in localhost:9316 127.0.0.1 127.0.0.1:0 127.0.0.1:65536 127.0.0.1:http 1.2.3:80 '[::1]' '::1:80' '[127.0.0.1]:80' '[::1]:'; do
+for a in localhost:9326 127.0.0.1 127.0.0.1:0 127.0.0.1:65536 127.0.0.1:http 1.2.3:80 '[::1]' '::1:80' '[127.0.0.1]:80' '[::1]:'; do
 	check "bad listen address: $a" errors_with "bad listen address \"$a\"" $bin --listen "$a"
 done
-check "a listen address not on this host" errors_with 'no such address' $bin --listen 192.0.2.1:9316
+check "a listen address not on this host" errors_with 'no such address' $bin --listen 192.0.2.1:9326
 check "not root is refused" errors_with "must run as root" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups $bin --listen 127.0.0.1:$(free_port)
 check "bad --class rule" errors_with 'unknown QoS' $bin --class '/x*=FOO' --once
@@ -135,8 +135,21 @@ check "/healthz becomes 200 \"ok\"" wait_healthy "$url"
 ids=$(prog_ids_of $daemon)
 check "it holds the switch program ($(switch_progs "$ids") of: $(echo $ids))" [ "$(switch_progs "$ids")" -ge 1 ]
 check "/healthz says ok" [ "$(curl -s --max-time 5 "$url/healthz")" = ok ]
-check "port in use: exit 1 with a message" errors_with "127.0.0.1:$port: the port is already in use" \
+check "port in use: exit 1 naming the process that holds it" \
+	errors_with "127.0.0.1:$port: the port is already in use by koord-bpf (pid $daemon)" \
 	$bin --listen 127.0.0.1:$port
+# koordlet holds 9316 and 9317 with hostNetwork: a stand-in named koordlet on a free port
+ln -s "$(python3 -c 'import sys; print(sys.executable)')" "$tmp/koordlet"	# the name is the link's
+kport=$(free_port)
+"$tmp/koordlet" -c "import socket, time
+s = socket.socket(); s.bind(('127.0.0.1', $kport)); s.listen(1); time.sleep(60)" &
+koordlet=$!
+pids+=($koordlet)
+for _ in $(seq 50); do grep -qi ":$(printf %04X "$kport") 00000000:0000 0A" /proc/net/tcp && break; sleep 0.1; done
+check "a port koordlet holds: the message names it and its ports" \
+	errors_with "already in use by koordlet (pid $koordlet), which holds 9316 and 9317 on Koordinator nodes" \
+	$bin --listen 127.0.0.1:$kport
+kill $koordlet 2>/dev/null
 
 # a container created while it runs is found within a period or two
 mkdir "$root$rel/late"

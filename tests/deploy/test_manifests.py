@@ -114,7 +114,7 @@ def check(docs):
     need(key in cm['data'], '--config %s is not a key of the ConfigMap' % cfg_path)
     cfg = json.loads(cm['data'][key])
     kb = cfg.get('koordBPF', {})
-    host, _, port = kb.get('listen', '127.0.0.1:9316').rpartition(':')
+    host, _, port = kb.get('listen', '127.0.0.1:9326').rpartition(':')
     need(host in ('0.0.0.0', '[::]'), 'listen %s is not reachable from Prometheus' % kb.get('listen'))
     need(kb.get('stateDir', '/var/lib/koord-bpf') in mounts, 'stateDir is not a host path')
     env = {e['name'] for e in c.get('env', [])}
@@ -227,7 +227,7 @@ def main():
         'policy open to every source': lambda _, docs: next(d for d in docs if d['kind'] == 'NetworkPolicy')[
             'spec']['ingress'][0].pop('from'),
         'policy opens the health port': lambda _, docs: next(d for d in docs if d['kind'] == 'NetworkPolicy')[
-            'spec']['ingress'][0]['ports'].append({'port': 9318}),
+            'spec']['ingress'][0]['ports'].append({'port': 9327}),
         'role grants nodes/proxy': lambda _, docs: next(d for d in docs if d['kind'] == 'ClusterRole')[
             'rules'][0]['resources'].append('nodes/proxy'),
         'binding names another account': lambda _, docs: next(

@@ -49,7 +49,7 @@ static void assert_defaults(const struct koord_config *c)
 	assert_int_equal(c->be.memory_evict_lower_percent, -1);
 
 	assert_double(c->period_s, 1);
-	assert_string_equal(c->listen, "127.0.0.1:9316");
+	assert_string_equal(c->listen, "127.0.0.1:9326");
 	assert_string_equal(c->state_dir, "/var/lib/koord-bpf");
 	assert_int_equal(c->ncgroup_roots, 3);
 	for (i = 0; i < 3; i++)
@@ -400,7 +400,7 @@ static void test_types(void **state)
 	BAD(KB({"period": "1"}), "koordBPF.period: must be a number, got \"1\"");
 	BAD(KB({"period": NaN}), "koordBPF.period: must be a finite number, got NaN");
 	BAD(KB({"reservedCPUs": 1e400}), "koordBPF.reservedCPUs: must be a finite number, got 1e400");
-	BAD(KB({"listen": 9316}), "koordBPF.listen: must be a string, got 9316");
+	BAD(KB({"listen": 9326}), "koordBPF.listen: must be a string, got 9326");
 	BAD(KB({"listen": ""}), "koordBPF.listen: must be HOST:PORT, got \"\"");
 	BAD(KB({"listen": "localhost"}), "koordBPF.listen: must be HOST:PORT, got \"localhost\"");
 	BAD(KB({"stateDir": "var/lib"}),
@@ -810,7 +810,7 @@ static void test_reload(void **state)
 		 "eviction": {"backend": "hook", "hook": ["/bin/x", "a"]}}), &c);
 	config_free(&c);
 	GOOD(KB({"period": 3}), &c);
-	assert_string_equal(c.listen, "127.0.0.1:9316");
+	assert_string_equal(c.listen, "127.0.0.1:9326");
 	assert_int_equal(c.rules.n, 0);
 	assert_null(c.eviction.hook[0]);
 	config_free(&c);
