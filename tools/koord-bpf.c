@@ -49,10 +49,6 @@
 #include "report.h"
 #include "unresolved.h"
 
-#ifndef KOORD_BPF_VERSION
-#define KOORD_BPF_VERSION "0.1.0"
-#endif
-
 #define DEFAULT_LISTEN	"127.0.0.1:9326"
 /* Connections at once, in all and from one address (docs/security.md). */
 #define HTTP_CONNECTIONS	64u
@@ -132,6 +128,7 @@ static void usage(FILE *f)
 "                          software (a stand-in, not exported) or off\n"
 "      --max-containers N  containers measured at once (default 4096)\n"
 "  -v, --verbose           debug output, including libbpf's\n"
+"      --version           the version, and libbpf's\n"
 "  -h, --help              this text\n");
 }
 
@@ -150,6 +147,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "counter-source", required_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{},
 	};
 	char err[256], *end;
@@ -201,6 +199,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'v':
 			log_level = LOG_LVL_DEBUG;
 			break;
+		case 'V':
+			cli_version("koord-bpf");
+			exit(0);
 		case 'h':
 			usage(stdout);
 			exit(0);

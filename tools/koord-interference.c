@@ -83,6 +83,7 @@ static void usage(FILE *f)
 "      --task-store MODE   storage or hash (default: task storage where available)\n"
 "      --max-containers N  containers measured at once (default 4096)\n"
 "  -v, --verbose           debug output, including libbpf's\n"
+"      --version           the version, and libbpf's\n"
 "  -h, --help              this text\n");
 }
 
@@ -113,6 +114,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "max-containers", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{},
 	};
 	char err[256], *end;
@@ -192,6 +194,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'v':
 			log_level = LOG_LVL_DEBUG;
 			break;
+		case 'V':
+			cli_version("koord-interference");
+			exit(0);
 		case 'h':
 			usage(stdout);
 			exit(0);

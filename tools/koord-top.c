@@ -84,6 +84,7 @@ static void usage(FILE *f)
 "                          software (cpu-clock and page faults stand in), off\n"
 "      --max-containers N  containers measured at once (default 4096)\n"
 "  -v, --verbose           debug output, including libbpf's\n"
+"      --version           the version, and libbpf's\n"
 "  -h, --help              this text\n");
 }
 
@@ -118,6 +119,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "max-containers", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{},
 	};
 	char err[256], *end;
@@ -190,6 +192,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'v':
 			log_level = LOG_LVL_DEBUG;
 			break;
+		case 'V':
+			cli_version("koord-top");
+			exit(0);
 		case 'h':
 			usage(stdout);
 			exit(0);

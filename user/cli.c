@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/libbpf.h>
 #include "cli.h"
 #include "log.h"
+
+void cli_version(const char *prog)
+{
+	printf("%s %s (libbpf %s)\n", prog, KOORD_BPF_VERSION, libbpf_version_string());
+}
 
 int cli_counter_source(const char *arg, enum pmu_source *out)
 {

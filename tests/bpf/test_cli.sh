@@ -20,6 +20,15 @@ detached() { # no collector program is loaded, 1 s after the tool exited (see go
 	return 1
 }
 
+version_is() { # version_is PROG: --version, as any user, prints "PROG X.Y.Z (libbpf vA.B)" and exits 0
+	local out rc
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups build/$1 --version 2>&1); rc=$?
+	[ "$rc" -eq 0 ] && grep -qxE "$1 [0-9]+\.[0-9]+\.[0-9]+ \(libbpf v?[0-9]+\.[0-9]+\)" <<<"$out" ||
+		{ echo "  got rc=$rc: $out"; return 1; }
+}
+for prog in koord-bpf koord-top koord-interference; do
+	check "$prog --version, not root" version_is $prog
+done
 check "not root is refused" errors_with "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups $bin -d 1
 check "bad duration" errors_with 'bad duration "abc"' $bin -d abc
 check "zero duration" errors_with 'bad duration "0"' $bin -d 0
