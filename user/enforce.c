@@ -682,6 +682,7 @@ int enforcer_metrics(const struct enforcer *e, FILE *f)
 	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"vanished\"} %llu\n", w->vanished);
 	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"failed\"} %llu\n", w->failed);
 	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"left\"} %llu\n", w->left);
+	fprintf(f, "koord_bpf_cgroup_writes_total{result=\"foreign\"} %llu\n", w->foreign);
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -394,9 +394,95 @@ static void journal_read_back(struct writer *w, const char *path, const char *va
 			 strerror(-err));
 }
 
+/* @path's inode now (0 when it cannot be opened). */
+static unsigned long long inode_of(struct writer *w, const char *path)
+{
+	const char *rel;
+	int root = find_root(w, path, &rel), fd;
+	struct stat st;
+	unsigned long long ino = 0;
+
+	fd = root < 0 ? -1 : open_beneath(w->rootfds[root], rel, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &st))
+		ino = st.st_ino;
+	if (fd >= 0)
+		close(fd);
+	return ino;
+}
+
+/* The slot of @path in the inodes written, w->ninodes when none. */
+static size_t inode_slot(const struct writer *w, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < w->ninodes && strcmp(w->inodes[i].path, path); i++)
+		;
+	return i;
+}
+
+/* Remember the inode @path has as it is written. */
+static void inode_note(struct writer *w, const char *path)
+{
+	size_t i = inode_slot(w, path);
+	struct writer_inode *grown;
+
+	if (i == w->ninodes) {
+		grown = realloc(w->inodes, (w->ninodes + 1) * sizeof(*grown));
+		if (!grown)
+			return;
+		w->inodes = grown;
+		if (!(grown[i].path = strdup(path)))
+			return;
+		w->ninodes++;
+	}
+	w->inodes[i].ino = inode_of(w, path);
+}
+
+/*
+ * Has another writer set @path, holding @cur, since this one's last write?
+ * A journaled file holds what was last written, or the value before it
+ * (that write failed); anything else, the original included, is someone
+ * else's. The first time, it is logged.
+ */
+static bool foreign(struct writer *w, const char *path, const char *cur)
+{
+	const struct journal_entry *e = w->journal ? journal_find(w->journal, path) : NULL;
+	char **grown;
+	size_t i;
+
+	size_t slot = inode_slot(w, path);
+	unsigned long long ino;
+
+	if (!e || !e->written || journal_same(cur, e->written) ||
+	    (e->previous && journal_same(cur, e->previous)) || slot == w->ninodes)
+		return false;
+	ino = inode_of(w, path);
+	if (ino && ino != w->inodes[slot].ino) {
+		/* the cgroup was removed and made again: a new file, whose value is its original */
+		journal_forget(w->journal, path);
+		return false;
+	}
+	w->foreign++;
+	for (i = 0; i < w->nforeign; i++)
+		if (!strcmp(w->foreign_paths[i], path))
+			return true;
+	log_warn("%s: another writer set it to %s after this one wrote %s: left to it, not written "
+		 "again (restored at the stop only where it holds this one's value)", path, cur,
+		 e->written);
+	grown = realloc(w->foreign_paths, (w->nforeign + 1) * sizeof(*grown));
+	if (grown && (grown[w->nforeign] = strdup(path))) {
+		w->foreign_paths = grown;
+		w->nforeign++;
+	} else if (grown) {
+		w->foreign_paths = grown;
+	}
+	return true;
+}
+
 int writer_set(struct writer *w, const char *path, const char *value)
 {
 	char *cur = malloc(JOURNAL_VALUE_MAX);
+	bool had;
 	int err;
 
 	if (!cur)
@@ -417,6 +503,11 @@ int writer_set(struct writer *w, const char *path, const char *value)
 		log_info("would write %s to %s (now %s)", value, path, cur);
 		goto out;
 	}
+	if (foreign(w, path, cur)) {
+		err = -EBUSY;
+		goto out;
+	}
+	had = w->journal && journal_has(w->journal, path);
 	err = journal_next(w, path, cur, value);
 	if (err)
 		goto out;
@@ -424,6 +515,10 @@ int writer_set(struct writer *w, const char *path, const char *value)
 	if (!err) {
 		log_info("%s: %s -> %s", path, cur, value);
 		journal_read_back(w, path, value, cur);
+		inode_note(w, path);
+	} else if (!had && w->journal) {
+		/* nothing changed: the file holds its original, which is not another writer's */
+		journal_forget(w->journal, path);
 	}
 out:
 	free(cur);
@@ -450,8 +545,10 @@ int writer_set_coupled(struct writer *w, const char *path, const char *value, co
 	err = journal_next(w, coupled, cur, reset);
 	if (!err)
 		err = writer_set(w, path, value);
-	if (!err)
+	if (!err) {
 		journal_read_back(w, coupled, reset, cur);
+		inode_note(w, coupled);
+	}
 	free(cur);
 	return err;
 }
@@ -521,4 +618,14 @@ void writer_free(struct writer *w)
 		w->rootfds[i] = -1;
 	}
 	w->nroots = 0;
+	for (size_t i = 0; i < w->nforeign; i++)
+		free(w->foreign_paths[i]);
+	free(w->foreign_paths);
+	w->foreign_paths = NULL;
+	w->nforeign = 0;
+	for (size_t i = 0; i < w->ninodes; i++)
+		free(w->inodes[i].path);
+	free(w->inodes);
+	w->inodes = NULL;
+	w->ninodes = 0;
 }

@@ -25,9 +25,19 @@ struct writer {
 	 * writes: done (not counting dry-run ones); skipped: value already
 	 * there; refused: outside the roots or through a symlink; vanished:
 	 * the cgroup went away; failed: any other error, journal included;
-	 * left: values not restored, another writer having set them since.
+	 * left: values not restored, another writer having set them since;
+	 * foreign: writes not done, another writer having set the file since
+	 * this one's last write (the daemon stops acting on that file).
 	 */
-	unsigned long long writes, skipped, refused, vanished, failed, left;
+	unsigned long long writes, skipped, refused, vanished, failed, left, foreign;
+	char **foreign_paths;		/* each logged once */
+	size_t nforeign;
+	/* the inode each file written had then: a cgroup made again is no other writer */
+	struct writer_inode {
+		char *path;
+		unsigned long long ino;
+	} *inodes;
+	size_t ninodes;
 };
 
 /* Empty writer; @journal may be NULL only with @dry_run. */
@@ -56,9 +66,12 @@ int writer_read(struct writer *w, const char *path, char *buf, size_t len);
  * Set @path to @value: 0 when written (or, dry run, would be), 1 when it
  * already held @value (trailing whitespace ignored; nothing written),
  * -EPERM outside the roots, -ELOOP through a symlink, -ENOENT when the
- * cgroup vanished, the journal's error when the original and @value could
- * not be journaled (then the file is left unchanged), -EIO for a short
- * write, or the write's errno. @value goes in one write(); "" is written as
+ * cgroup vanished, -EBUSY when another writer set the file since this
+ * one's last write to it (koordlet, the kubelet, a person: it is theirs
+ * now, left as they set it, logged once and counted in @foreign), the
+ * journal's error when the original and @value could not be journaled
+ * (then the file is left unchanged), -EIO for a short write, or the
+ * write's errno. @value goes in one write(); "" is written as
  * "\n". The journal records @value before the write, and what the file
  * reads back after it when that differs.
  */
@@ -93,7 +106,7 @@ int writer_restore(struct writer *w, const struct journal_entry *e);
 int writer_restore_journal(struct writer *w, struct journal *j);
 /* writer_restore_journal() of the writer's own journal. */
 int writer_restore_all(struct writer *w);
-/* Close the roots; the journal is the caller's. */
+/* Close the roots and forget the foreign files; the journal is the caller's. */
 void writer_free(struct writer *w);
 /* For tests: resolve paths by the component walk even where openat2 exists. */
 void writer_force_walk(bool on);

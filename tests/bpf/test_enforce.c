@@ -50,8 +50,11 @@ static void write_config(const char *be, const char *own)
 	daemon_config(cfg_path, true, be, rel("kubepods"), state_dir, own);
 }
 
+/* Each start's log holds its own lines only: an earlier start's once matched a later wait. */
 static void start_daemon(const char *extra)
 {
+	if (truncate(log_path, 0) && errno != ENOENT)
+		printf("# cannot empty %s: %s\n", log_path, strerror(errno));
 	daemon_pid = daemon_start(cfg_path, log_path, port, extra);
 }
 
@@ -199,6 +202,36 @@ static int log_count(const char *needle)
 }
 
 /*
+ * Another writer (koordlet's CoreSched reconciler writes cpu.idle = 0 where
+ * its schedIdle is off) sets a file the daemon wrote: it is left to it, not
+ * rewritten every period, logged once and counted.
+ */
+static void test_foreign_writer(const char *before)
+{
+	char body[1 << 16], *after, *m;
+
+	write_config("", "");
+	start_daemon(NULL);
+	check(wait_value(BE_ROOT, "cpu.idle", "1", 8000), "foreign writer: the daemon acted");
+	sleep_ms(500);
+	check(cgroup_write(&hier, rel(BE_ROOT), "cpu.idle", "0") == 0, "another writer sets cpu.idle 0");
+	check(wait_log("another writer set it to 0 after this one wrote 1", 5000),
+	      "the daemon sees it and says so");
+	sleep_ms(3000);
+	check(read_is(BE_ROOT, "cpu.idle", "0"), "and does not write it again (3 s later: 0)");
+	check(log_count("another writer set it to 0") == 1, "logged once (%d)",
+	      log_count("another writer set it to 0"));
+	m = http_get(port, "/metrics", body, sizeof(body)) == 200 ?
+	    strstr(body, "koord_bpf_cgroup_writes_total{result=\"foreign\"} ") : NULL;
+	check(m && atoi(m + strlen("koord_bpf_cgroup_writes_total{result=\"foreign\"} ")) >= 1,
+	      "/metrics counts the writes not done");
+	check(stop_daemon(SIGTERM) == 0, "foreign writer: stops cleanly");
+	after = cgroup_snapshot(&hier);
+	check(!strcmp(before, after), "cpu.idle left at 0 and the weight the kernel reset put back");
+	free(after);
+}
+
+/*
  * A BE quota made the probe's waits worse here: it must be rolled back, and,
  * with no hold-off at all, still not taken again while the containers are
  * the ones it was rolled back under (each try and rollback is a transition
@@ -250,7 +283,8 @@ static void test_target_cpuset(pid_t probe, pid_t hog)
 	snprintf(path, sizeof(path), "%s/%s/cpuset.cpus", cpuset_tree(&hier), BE_CTR);
 	read_line(path, buf, sizeof(buf));
 	check(buf[0] && !strchr(buf, '0'), "the hog's cpuset no longer has CPU 0 (%s)", buf);
-	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+	if (!check(stop_daemon(SIGTERM) == 0, "stops cleanly"))
+		show_file(log_path);
 	read_line(path, buf, sizeof(buf));
 	snprintf(all, sizeof(all), "0-%ld", sysconf(_SC_NPROCESSORS_ONLN) - 1);
 	check(!strcmp(buf, all), "SIGTERM gives the hog all CPUs back (%s)", buf);
@@ -277,7 +311,6 @@ static void test_target_returns(pid_t hog)
 		     "\"interference\": {\"victimP99WaitUs\": 100, \"beStealPercent\": 1, "
 		     "\"sustainedWindows\": 2}, \"throttle\": {\"quietWindows\": 1}, "
 		     "\"effect\": {\"worsePercent\": 100000}");
-	truncate(log_path, 0);	/* this start's lines only: an earlier one's once matched */
 	start_daemon(NULL);
 	ok = check(wait_log("cpuset released (1 needed: it came back 0 times)", 20000),
 		   "the culprit kept off, quiet for a window, released");
@@ -321,7 +354,6 @@ static void test_side_effect(pid_t hog)
 		     "\"throttle\": {\"enable\": false}, \"eviction\": {\"enable\": false}, "
 		     "\"interference\": {\"victimP999WaitUs\": 200}, "
 		     "\"effect\": {\"worsePercent\": 1000}");
-	truncate(log_path, 0);	/* this start's lines only: an earlier one's once matched */
 	start_daemon(NULL);
 	check(wait_value(BE_ROOT, "cpu.idle", "1", 8000), "side effect: the wake-up priority taken");
 	noise = spawn(&hier, rel(NOISE), 0, WL_SERVER, 1000);
@@ -557,6 +589,7 @@ int main(void)
 	test_default(probe, hog, before);
 	test_crash(before);
 	test_dry_run(before);
+	test_foreign_writer(before);
 	test_symlink_root();
 	/* a quota hurts a task that only sleeps and wakes (docs/design.md) */
 	stop(probe);

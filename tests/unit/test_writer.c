@@ -429,6 +429,37 @@ static void test_restore_only_ours(void **state)
 	assert_int_equal(access(at(fx, "state/journal", p), F_OK), -1);
 }
 
+/*
+ * Another writer sets a file after ours (koordlet's reconcilers write the
+ * same BE files): it is theirs, not written again, and left at the stop;
+ * the same path in a cgroup made again is a new file, ours to write.
+ */
+static void test_foreign_writer(void **state)
+{
+	struct fixture *fx = *state;
+	char p[PATH_MAX], t[PATH_MAX];
+
+	assert_int_equal(writer_set(&fx->w, at(fx, "cg/kubepods/pod1/cpu.weight", p), "2"), 0);
+	assert_int_equal(writer_set(&fx->w, p, "3"), 0);	/* ours again: no other writer */
+	put(fx, "cg/kubepods/pod1/cpu.weight", "100\n");	/* back to the original, by another */
+	assert_int_equal(writer_set(&fx->w, p, "2"), -EBUSY);
+	assert_int_equal(writer_set(&fx->w, p, "2"), -EBUSY);
+	assert_string_equal(get(fx, "cg/kubepods/pod1/cpu.weight"), "100\n");
+	assert_int_equal(fx->w.foreign, 2);
+	assert_int_equal(fx->w.nforeign, 1);		/* logged once */
+	/* a cgroup removed and made again at the same path */
+	assert_int_equal(writer_set(&fx->w, at(fx, "cg/kubepods/cpu.weight", p), "5"), 0);
+	assert_int_equal(rename(at(fx, "cg/kubepods/cpu.weight", p), at(fx, "cg/old", t)), 0);
+	put(fx, "cg/kubepods/cpu.weight", "100\n");
+	assert_int_equal(writer_set(&fx->w, at(fx, "cg/kubepods/cpu.weight", p), "6"), 0);
+	assert_string_equal(journal_original(&fx->j, p), "100");
+	assert_int_equal(fx->w.foreign, 2);
+
+	assert_int_equal(writer_restore_all(&fx->w), 0);
+	assert_string_equal(get(fx, "cg/kubepods/pod1/cpu.weight"), "100\n");
+	assert_string_equal(get(fx, "cg/kubepods/cpu.weight"), "100");
+}
+
 /* A crashed run: its journal is loaded and restored by the next start. */
 static void test_restore_after_crash(void **state)
 {
@@ -493,6 +524,7 @@ int main(void)
 		BOTH(test_dry_run),
 		BOTH(test_restore_all),
 		BOTH(test_restore_only_ours),
+		BOTH(test_foreign_writer),
 		BOTH(test_restore_after_crash),
 		BOTH(test_raw_and_read),
 	};
