@@ -447,11 +447,9 @@ static void inode_note(struct writer *w, const char *path)
 static bool foreign(struct writer *w, const char *path, const char *cur)
 {
 	const struct journal_entry *e = w->journal ? journal_find(w->journal, path) : NULL;
-	char **grown;
-	size_t i;
-
-	size_t slot = inode_slot(w, path);
+	size_t i, slot = inode_slot(w, path);
 	unsigned long long ino;
+	char **grown;
 
 	if (!e || !e->written || journal_same(cur, e->written) ||
 	    (e->previous && journal_same(cur, e->previous)) || slot == w->ninodes)
