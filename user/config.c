@@ -604,6 +604,7 @@ static const struct field effect_fields[] = {
 	INT("windows", effect.windows, 1, 60, 0),
 	NUM("worsePercent", effect.worse_percent, 0, NO_MAX, 0),
 	NUM("holdOffSeconds", effect.hold_off_s, 0, NO_MAX, 0),
+	BOOL("keepOff", effect.keep_off),
 	{ 0 }
 };
 
@@ -843,6 +844,7 @@ void config_defaults(struct koord_config *c)
 	c->effect.windows = 3;
 	c->effect.worse_percent = 10;
 	c->effect.hold_off_s = 300;
+	c->effect.keep_off = true;
 	c->eviction.enable = true;
 	c->eviction.backend = EVICT_KILL;
 	c->eviction.max_per_minute = 2;

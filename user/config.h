@@ -68,6 +68,7 @@ struct koord_config {
 		int windows;			/* "windows": 3, windows measured before and after */
 		double worse_percent;		/* "worsePercent": 10, > this much worse -> rollback */
 		double hold_off_s;		/* "holdOffSeconds": 300 */
+		bool keep_off;			/* "keepOff": true, a side effect escalates */
 	} effect;
 
 	struct {			/* "eviction" */

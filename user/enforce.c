@@ -416,7 +416,7 @@ static bool still_over(const struct enforcer *e)
 static void side_effect(struct enforcer *e, const struct container_table *t)
 {
 	const struct side_effect *s = &e->eff.side;
-	bool escalate = e->eff.kind != ACT_KEEPOFF && still_over(e);
+	bool escalate = e->c->effect.keep_off && e->eff.kind != ACT_KEEPOFF && still_over(e);
 	int i;
 
 	e->st.side_effects_total[s->cls]++;
@@ -429,7 +429,9 @@ static void side_effect(struct enforcer *e, const struct container_table *t)
 		 "%.1f ms/s)%s", e->eff.what, qos_name(s->cls), s->before_ms_s, s->after_ms_s,
 		 s->be_before_ms_s, s->be_after_ms_s,
 		 escalate ? "; escalating: BE off the victims' CPUs" :
-		 e->eff.kind == ACT_KEEPOFF ? "" : "; their tail is within the victim thresholds");
+		 e->eff.kind == ACT_KEEPOFF ? "" :
+		 !e->c->effect.keep_off ? "; not escalating (effect.keepOff false)" :
+		 "; their tail is within the victim thresholds");
 	if (!escalate)
 		return;		/* already off them, or nothing left to fix */
 	CPU_ZERO(&e->keepoff.cpus);

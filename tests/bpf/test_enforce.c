@@ -243,12 +243,12 @@ static void test_rollback(void)
 	pid_t sidecar;
 	int i;
 
-	write_config("\"cpuSuppressPolicy\": \"cfsQuota\", \"cpuSuppressThresholdPercent\": 12",
+	write_config("\"cpuSuppressPolicy\": \"cfsQuota\", \"cpuSuppressThresholdPercent\": 1, \"cpuSuppressMinPercent\": 12",
 		     "\"beWakeupPriority\": false, \"throttle\": {\"enable\": false}, "
-		     "\"eviction\": {\"enable\": false}, \"effect\": {\"holdOffSeconds\": 0}");
+		     "\"eviction\": {\"enable\": false}, \"effect\": {\"holdOffSeconds\": 0, \"windows\": 6}");
 	start_daemon(NULL);
 	check(wait_log("action: BE quota", 8000), "cfsQuota: the BE root gets a quota");
-	check(wait_log("worse, rolled back", 12000), "the quota made victims worse and is rolled back");
+	check(wait_log("worse, rolled back", 20000), "the quota made victims worse and is rolled back");
 	check(wait_value(BE_ROOT, "cpu.cfs_quota_us", "-1", 3000), "the quota is gone after the rollback");
 	sleep_ms(4000);
 	check(read_is(BE_ROOT, "cpu.cfs_quota_us", "-1") && log_count("action: BE quota") == 1,
@@ -305,12 +305,15 @@ static void test_target_returns(pid_t hog)
 	 * The returns, not the verdict (tested above): no rollback. A compile
 	 * job next to the probe once made the cpuset "worse" (waits >= 3.7 ms
 	 * 5/1876 -> 36/1921), and the culprit went the quota's way instead.
+	 * Nor the keep-off (tested below): under a background load, a SYSTEM
+	 * task placed on CPU 0 once the hog left it (steal behind SYSTEM 0 ->
+	 * 80 ms/s) kept all of BE off CPU 0, and the hog could not come back.
 	 */
 	write_config("\"cpuSuppressThresholdPercent\": 100",
 		     "\"beWakeupPriority\": false, \"eviction\": {\"enable\": false}, "
 		     "\"interference\": {\"victimP99WaitUs\": 100, \"beStealPercent\": 1, "
 		     "\"sustainedWindows\": 2}, \"throttle\": {\"quietWindows\": 1}, "
-		     "\"effect\": {\"worsePercent\": 100000}");
+		     "\"effect\": {\"worsePercent\": 100000, \"keepOff\": false}");
 	start_daemon(NULL);
 	ok = check(wait_log("cpuset released (1 needed: it came back 0 times)", 20000),
 		   "the culprit kept off, quiet for a window, released");
@@ -350,6 +353,25 @@ static void test_side_effect(pid_t hog)
 	 * us 5/706 -> 81/1862) while the p99.9 fell 3976 -> 451 us, and a
 	 * rollback has no side effect to report.
 	 */
+	write_config("\"cpuSuppressThresholdPercent\": 100",
+		     "\"throttle\": {\"enable\": false}, \"eviction\": {\"enable\": false}, "
+		     "\"interference\": {\"victimP999WaitUs\": 200}, "
+		     "\"effect\": {\"worsePercent\": 1000, \"keepOff\": false}");
+	start_daemon(NULL);
+	wait_value(BE_ROOT, "cpu.idle", "1", 8000);
+	noise = spawn(&hier, rel(NOISE), 0, WL_SERVER, 1000);
+	ok = check(wait_log("side effect of BE wake-up priority", 15000) &&
+		   log_has("not escalating (effect.keepOff false)"),
+		   "keepOff false: the side effect is reported, not escalated");
+	snprintf(path, sizeof(path), "%s/%s/cpuset.cpus", cpuset_tree(&hier), BE_ROOT);
+	read_line(path, buf, sizeof(buf));
+	ok &= check(!log_has("kept off the victims") && strchr(buf, '0'),
+		    "... the BE root keeps CPU 0 (%s)", buf);
+	if (!ok)
+		show_file(log_path);
+	stop(noise);
+	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+
 	write_config("\"cpuSuppressThresholdPercent\": 100",
 		     "\"throttle\": {\"enable\": false}, \"eviction\": {\"enable\": false}, "
 		     "\"interference\": {\"victimP999WaitUs\": 200}, "

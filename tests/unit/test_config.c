@@ -77,6 +77,7 @@ static void assert_defaults(const struct koord_config *c)
 	assert_int_equal(c->effect.windows, 3);
 	assert_double(c->effect.worse_percent, 10);
 	assert_double(c->effect.hold_off_s, 300);
+	assert_true(c->effect.keep_off);
 
 	assert_true(c->eviction.enable);
 	assert_int_equal(c->eviction.backend, EVICT_KILL);
@@ -278,7 +279,8 @@ static void test_values(void **state)
 					 "sustainedWindows": 600},
 			"throttle": {"enable": false, "cutFactor": 0.999, "floorCores": 1e-3,
 				     "recoveryStepCores": 4, "quietWindows": 1, "maxCulprits": 64},
-			"effect": {"windows": 1, "worsePercent": 0, "holdOffSeconds": 0},
+			"effect": {"windows": 1, "worsePercent": 0, "holdOffSeconds": 0,
+				   "keepOff": false},
 			"eviction": {"enable": false, "backend": "hook", "hook": ["/bin/true"],
 				     "maxPerMinute": 600, "coolDownSeconds": 0,
 				     "culpritAtFloorSeconds": 0.5}}}), &c);
@@ -316,6 +318,7 @@ static void test_values(void **state)
 	assert_int_equal(c.effect.windows, 1);
 	assert_double(c.effect.worse_percent, 0);
 	assert_double(c.effect.hold_off_s, 0);
+	assert_false(c.effect.keep_off);
 	assert_false(c.eviction.enable);
 	assert_int_equal(c.eviction.backend, EVICT_HOOK);
 	assert_string_equal(c.eviction.hook[0], "/bin/true");
