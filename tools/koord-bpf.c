@@ -1461,7 +1461,7 @@ static int check_config(const char *path)
 		return 1;
 	}
 	printf("%s: valid; enforcement %s, cpuSuppressPolicy %s, eviction %s\n", path,
-	       c.be.enable ? "on" : "off",
+	       c.be.enable ? "on" : c.ignored ? "off (values not supported, above)" : "off",
 	       c.be.cpu_suppress_policy == SUPPRESS_CFS_QUOTA ? "cfsQuota" : "cpuset",
 	       !c.eviction.enable ? "off" : c.eviction.backend == EVICT_HOOK ? "hook" : "kill");
 	config_free(&c);

@@ -9,7 +9,8 @@
 #include "suppress.h"
 #include "throttle.h"
 
-enum act_kind { ACT_WAKEUP, ACT_SUPPRESS, ACT_TARGET, ACT_KEEPOFF, ACT_KIND_NR };
+/* ACT_OBSERVED: another writer's change, judged in advise mode (nothing to roll back) */
+enum act_kind { ACT_WAKEUP, ACT_SUPPRESS, ACT_TARGET, ACT_KEEPOFF, ACT_OBSERVED, ACT_KIND_NR };
 
 #define ACT_RING	64	/* windows of online waits kept as the baseline of an action */
 #define BE_SAMPLES_MAX	3600
@@ -90,7 +91,16 @@ struct enforcer {
 	unsigned int refusals_said;	/* reasons (bits) of the last "no pod may be evicted" line */
 	struct be_cpu_sample be[BE_SAMPLES_MAX];
 	size_t nbe;
+	struct observed *obs;		/* advise mode: BE settings last read, by path */
+	size_t nobs;
 	struct enforce_stats st;
+};
+
+/* A BE cgroup file as last read in advise mode. */
+struct observed {
+	char *path;
+	char value[64];
+	bool seen;			/* read this period */
 };
 
 /* Load the eviction limiter a past run saved in the state dir (none in a dry run). */
@@ -116,6 +126,8 @@ int act_quota_read(struct enforcer *e, const char *rel, long *quota_us);
 int act_quota_write(struct enforcer *e, const char *rel, long quota_us);
 /* The quota file of @rel: the one a rollback or release restores. */
 int act_quota_path(const struct enforcer *e, const char *rel, char *path, size_t len);
+/* Is @path @root or below it (paths relative to the hierarchies)? */
+bool act_under(const char *path, const char *root);
 /* May the writer write below @rel (its cpu hierarchy directory is under a root)? */
 bool act_allowed(const struct enforcer *e, const char *rel);
 /* A container's CPU use in the window, in cores. */
@@ -147,5 +159,8 @@ void act_target_free(struct enforcer *e);
 void act_evict(struct enforcer *e, const struct window *w, const struct container_table *t);
 void act_keepoff(struct enforcer *e, const struct container_table *t);
 void act_keepoff_rollback(struct enforcer *e, const struct container_table *t);
+/* Advise mode: read the BE settings, judge what another writer changed. */
+void act_observe(struct enforcer *e, const struct container_table *t);
+void act_observe_free(struct enforcer *e);
 
 #endif

@@ -28,6 +28,7 @@
 /* Enum fields are stored through an int pointer. */
 _Static_assert(sizeof(enum suppress_policy) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum evict_backend) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum koord_mode) == sizeof(int), "enum size");
 
 struct ctx {
 	const char *name;		/* the file, for messages */
@@ -35,6 +36,7 @@ struct ctx {
 	size_t errlen;
 	struct koord_config *c;
 	char koordbpf_at[PATH_LEN];	/* where koordBPF was read, "" until then */
+	bool lenient;			/* reading a section Koordinator validates */
 };
 
 struct field;
@@ -60,6 +62,14 @@ struct section {
 	const struct field *fields;	/* ends with a NULL key */
 	const char *unknown_note;	/* unknown keys: noted with this, or refused if NULL */
 	int (*check)(struct ctx *x, const char *path);	/* rules across fields */
+	/*
+	 * Koordinator's: a value its validator lets through that koord-bpf
+	 * does not support is ignored and enforcement goes off (the daemon
+	 * measures only), not the file refused: a NodeSLO the cluster accepted
+	 * must not crash-loop the daemon. Types are still checked (the CRD's
+	 * schema checks them too).
+	 */
+	bool lenient;
 };
 
 static int fail(struct ctx *x, const char *path, const char *fmt, ...)
@@ -76,6 +86,31 @@ static int fail(struct ctx *x, const char *path, const char *fmt, ...)
 	if (x->err && x->errlen)
 		snprintf(x->err, x->errlen, "%s: %s%s%s", x->name, path, *path ? ": " : "", why);
 	return -EINVAL;
+}
+
+/*
+ * A value out of what koord-bpf supports: refused, or, in a lenient
+ * section, noted and ignored (returns 1: leave the field as it was).
+ */
+static int unsupported(struct ctx *x, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int unsupported(struct ctx *x, const char *path, const char *fmt, ...)
+{
+	struct koord_config *c = x->c;
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (!x->lenient)
+		return fail(x, path, "%s", why);
+	log_warn("%s: %s: %s: not supported by koord-bpf, ignored (enforcement off)", x->name,
+		 path, why);
+	if (!c->ignored++)
+		snprintf(c->ignored_first, sizeof(c->ignored_first), "%s: %s", path, why);
+	return 1;
 }
 
 static int fail_nomem(struct ctx *x, const char *path)
@@ -167,11 +202,12 @@ static int check_range(struct ctx *x, const struct field *f, const char *path,
 	if (lo_ok && hi_ok)
 		return 0;
 	if (f->max == NO_MAX || (!lo_ok && f->max == INT_MAX))
-		return fail(x, path, "must be %s %.15g, got %s",
-			    f->open & OPEN_MIN ? ">" : ">=", f->min, shown(v, buf, sizeof(buf)));
-	return fail(x, path, "must be in %c%.15g, %.15g%c, got %s",
-		    f->open & OPEN_MIN ? '(' : '[', f->min, f->max,
-		    f->open & OPEN_MAX ? ')' : ']', shown(v, buf, sizeof(buf)));
+		return unsupported(x, path, "must be %s %.15g, got %s",
+				   f->open & OPEN_MIN ? ">" : ">=", f->min,
+				   shown(v, buf, sizeof(buf)));
+	return unsupported(x, path, "must be in %c%.15g, %.15g%c, got %s",
+			   f->open & OPEN_MIN ? '(' : '[', f->min, f->max,
+			   f->open & OPEN_MAX ? ')' : ']', shown(v, buf, sizeof(buf)));
 }
 
 static int read_number(struct ctx *x, const struct field *f, const char *path,
@@ -182,6 +218,7 @@ static int read_number(struct ctx *x, const struct field *f, const char *path,
 	return ret ? ret : check_range(x, f, path, v, *d);
 }
 
+/* read_int, read_num: 0 also when the value was ignored (unsupported() gave 1) */
 static int read_int(struct ctx *x, const struct field *f, const char *path, struct json_object *v)
 {
 	double d;
@@ -189,7 +226,7 @@ static int read_int(struct ctx *x, const struct field *f, const char *path, stru
 
 	if (!ret)
 		*(int *)field_ptr(x, f) = (int)d;
-	return ret;
+	return ret > 0 ? 0 : ret;
 }
 
 static int read_num(struct ctx *x, const struct field *f, const char *path, struct json_object *v)
@@ -199,7 +236,7 @@ static int read_num(struct ctx *x, const struct field *f, const char *path, stru
 
 	if (!ret)
 		*(double *)field_ptr(x, f) = d;
-	return ret;
+	return ret > 0 ? 0 : ret;
 }
 
 static int read_bool(struct ctx *x, const struct field *f, const char *path, struct json_object *v)
@@ -253,7 +290,8 @@ static int read_enum(struct ctx *x, const struct field *f, const char *path, str
 		len += snprintf(want + len, sizeof(want) - len, "%s\"%s\"",
 				i ? (names[i + 1] ? ", " : " or ") : "", names[i]);
 	}
-	return fail(x, path, "must be %s, got \"%s\"", want, s);
+	ret = unsupported(x, path, "must be %s, got \"%s\"", want, s);
+	return ret > 0 ? 0 : ret;
 }
 
 static int read_note(struct ctx *x, const struct field *f, const char *path, struct json_object *v)
@@ -276,14 +314,17 @@ static int unknown_field(struct ctx *x, const struct section *s, const char *pat
 			 const char *key)
 {
 	const struct field *near = find_field(s->fields, key, true);
+	int ret;
 
 	if (s->unknown_note) {
 		log_info("%s: %s: %s", x->name, path, s->unknown_note);
 		return 0;
 	}
 	if (near)
-		return fail(x, path, "unknown field (did you mean \"%s\"?)", near->key);
-	return fail(x, path, "unknown field");
+		ret = unsupported(x, path, "unknown field (did you mean \"%s\"?)", near->key);
+	else
+		ret = unsupported(x, path, "unknown field");
+	return ret > 0 ? 0 : ret;
 }
 
 /* The walker: every key of @obj against the table of @s; null means the default. */
@@ -292,10 +333,12 @@ static int read_object(struct ctx *x, const struct section *s, const char *path,
 {
 	const struct field *f;
 	char sub[PATH_LEN];
-	int ret;
+	bool was = x->lenient;
+	int ret = 0;
 
 	if (!json_object_is_type(obj, json_type_object))
 		return type_error(x, path, "an object", obj);
+	x->lenient = s->lenient;
 	json_object_object_foreach(obj, key, v) {
 		join(sub, path, key);
 		f = find_field(s->fields, key, false);
@@ -306,9 +349,12 @@ static int read_object(struct ctx *x, const struct section *s, const char *path,
 		else
 			ret = f->read(x, f, sub, v);
 		if (ret)
-			return ret;
+			break;
 	}
-	return s->check ? s->check(x, path) : 0;
+	if (!ret && s->check)
+		ret = s->check(x, path);
+	x->lenient = was;
+	return ret;
 }
 
 static int read_section(struct ctx *x, const struct field *f, const char *path,
@@ -502,28 +548,40 @@ static int read_hook(struct ctx *x, const struct field *f, const char *path,
 	return 0;
 }
 
-/* Koordinator refuses such bands only by leaving BE CPU eviction off; we refuse the file. */
+/*
+ * Koordinator's validator lets such bands through and koordlet leaves BE CPU
+ * eviction off; here they are unsupported (and the band unset).
+ */
 static int check_be(struct ctx *x, const char *path)
 {
 	static const char lower_key[] = "cpuEvictBESatisfactionLowerPercent";
 	static const char upper_key[] = "cpuEvictBESatisfactionUpperPercent";
-	const struct be_thresholds *be = &x->c->be;
+	struct be_thresholds *be = &x->c->be;
 	int lower = be->cpu_evict_be_satisfaction_lower_percent;
 	int upper = be->cpu_evict_be_satisfaction_upper_percent;
 	char sub[PATH_LEN];
+	int ret = 0;
 
 	if ((lower < 0) != (upper < 0)) {
 		join(sub, path, lower < 0 ? lower_key : upper_key);
-		return fail(x, sub, "required with %s", lower < 0 ? upper_key : lower_key);
-	}
-	if (upper < lower) {
+		ret = unsupported(x, sub, "required with %s", lower < 0 ? upper_key : lower_key);
+	} else if (upper < lower) {
 		join(sub, path, upper_key);
-		return fail(x, sub, "must be >= %s (%d), got %d", lower_key, lower, upper);
+		ret = unsupported(x, sub, "must be >= %s (%d), got %d", lower_key, lower, upper);
 	}
+	if (ret < 0)
+		return ret;
+	if (ret)
+		be->cpu_evict_be_satisfaction_lower_percent =
+			be->cpu_evict_be_satisfaction_upper_percent = -1;
 	if (be->memory_evict_lower_percent >= be->memory_evict_threshold_percent) {
 		join(sub, path, "memoryEvictLowerPercent");
-		return fail(x, sub, "must be < memoryEvictThresholdPercent (%d), got %d",
-			    be->memory_evict_threshold_percent, be->memory_evict_lower_percent);
+		ret = unsupported(x, sub, "must be < memoryEvictThresholdPercent (%d), got %d",
+				  be->memory_evict_threshold_percent,
+				  be->memory_evict_lower_percent);
+		if (ret < 0)
+			return ret;
+		be->memory_evict_lower_percent = -1;
 	}
 	return 0;
 }
@@ -546,11 +604,12 @@ static int check_eviction(struct ctx *x, const char *path)
 #define ENUM(k, m, names)	{ .key = k, .read = read_enum, .off = OFF(m), .arg = names }
 #define CUSTOM(k, fn)		{ .key = k, .read = fn }
 #define NOTE(k, why)		{ .key = k, .read = read_note, .arg = why }
-#define SECTION(k, fields, chk)	{ .key = k, .read = read_section,			\
-				  .arg = &(const struct section){ fields, NULL, chk } }
+#define SECTION(k, table, chk)	{ .key = k, .read = read_section,			\
+				  .arg = &(const struct section){ .fields = table, .check = chk } }
 
 static const char *const suppress_policies[] = { "cpuset", "cfsQuota", NULL };
 static const char *const evict_backends[] = { "kill", "hook", NULL };
+static const char *const modes[] = { "enforce", "advise", NULL };
 
 #define NOT_IMPLEMENTED	"not implemented by koord-bpf, ignored"
 #define NOT_USED	"not used by koord-bpf, ignored"
@@ -656,6 +715,7 @@ static const struct field yarn_fields[] = {
 };
 
 static const struct field koordbpf_fields[] = {
+	ENUM("mode", mode, modes),
 	NUM("period", period_s, 0.1, 3600, 0),
 	STR("listen", listen, check_listen),
 	STR("healthListen", health_listen, check_health_listen),
@@ -676,7 +736,7 @@ static const struct field koordbpf_fields[] = {
 	{ 0 }
 };
 
-static const struct section koordbpf_section = { koordbpf_fields, NULL, NULL };
+static const struct section koordbpf_section = { .fields = koordbpf_fields };
 
 /* Accepted beside the spec's other sections, and in spec.extensions as a cluster keeps it. */
 static int read_koordbpf(struct ctx *x, const struct field *f, const char *path,
@@ -694,21 +754,21 @@ static const struct field extensions_fields[] = {
 };
 
 static const struct field spec_fields[] = {
-	SECTION("resourceUsedThresholdWithBE", be_fields, check_be),
+	{ .key = "resourceUsedThresholdWithBE", .read = read_section,
+	  .arg = &(const struct section){ .fields = be_fields, .check = check_be, .lenient = true } },
 	CUSTOM("koordBPF", read_koordbpf),
 	{ .key = "extensions", .read = read_section,
-	  .arg = &(const struct section){ extensions_fields, NOT_USED, NULL } },
+	  .arg = &(const struct section){ .fields = extensions_fields, .unknown_note = NOT_USED } },
 	NOTE("resourceQOSStrategy", NOT_USED),
 	NOTE("cpuBurstStrategy", NOT_USED),
 	NOTE("systemStrategy", NOT_USED),
-	NOTE("psiStrategy", NOT_USED),
 	NOTE("hostApplications", NOT_USED),
 	{ 0 }
 };
 
 /* NodeSLO may grow sections: an unknown one is noted, not refused. */
 static const struct section spec_section = {
-	spec_fields, "not a NodeSLO section koord-bpf knows, ignored", NULL
+	.fields = spec_fields, .unknown_note = "not a NodeSLO section koord-bpf knows, ignored"
 };
 
 /* The spec itself, or a whole NodeSLO object whose spec is read. */
@@ -910,6 +970,17 @@ int config_parse(const char *name, const char *text, size_t len, struct koord_co
 	if (!ret)
 		ret = read_top(&x, root);
 	json_object_put(root);
+	if (!ret && c->mode == MODE_ADVISE && c->be.enable) {
+		c->be.enable = false;
+		log_info("%s: koordBPF.mode advise: koord-bpf writes nothing, it judges the changes "
+			 "other writers make to BE cgroups", name);
+	}
+	if (!ret && c->ignored && c->be.enable) {
+		c->be.enable = false;
+		log_warn("%s: enforcement off, measuring only: %d value(s) of "
+			 "resourceUsedThresholdWithBE not supported (the first: %s)", name,
+			 c->ignored, c->ignored_first);
+	}
 	if (ret) {
 		config_free(c);
 		config_defaults(c);

@@ -16,6 +16,8 @@
 
 enum suppress_policy { SUPPRESS_CPUSET, SUPPRESS_CFS_QUOTA };
 enum evict_backend { EVICT_KILL, EVICT_HOOK };
+/* advise: write nothing; judge the changes other writers make to BE cgroups */
+enum koord_mode { MODE_ENFORCE, MODE_ADVISE };
 
 /* NodeSLO spec.resourceUsedThresholdWithBE; -1 in an int field means "unset". */
 struct be_thresholds {
@@ -33,8 +35,15 @@ struct be_thresholds {
 
 struct koord_config {
 	struct be_thresholds be;
+	/*
+	 * Values of resourceUsedThresholdWithBE that Koordinator accepts and
+	 * koord-bpf does not support: ignored, and be.enable forced false.
+	 */
+	int ignored;
+	char ignored_first[800];	/* "PATH: why" of the first */
 
 	/* koordBPF */
+	enum koord_mode mode;		/* "mode": "enforce"; "advise" forces be.enable false */
 	double period_s;		/* "period": 1, 0.1..3600 */
 	char *listen;			/* "listen": "127.0.0.1:9326" */
 	char *health_listen;		/* "healthListen": "" (off: /healthz on listen only) */

@@ -60,6 +60,8 @@ const char *effect_verdict_name(enum effect_verdict v)
 		return "worse";
 	case EFFECT_INCONCLUSIVE:
 		return "inconclusive";
+	case EFFECT_VERDICT_NR:
+		break;
 	}
 	return "?";
 }

@@ -31,6 +31,7 @@ enum effect_verdict {
 	EFFECT_SAME,
 	EFFECT_WORSE,		/* roll it back */
 	EFFECT_INCONCLUSIVE,	/* too few waits, or too thin a tail, to tell */
+	EFFECT_VERDICT_NR
 };
 const char *effect_verdict_name(enum effect_verdict v);
 

@@ -42,8 +42,12 @@ bool act_can_start(const struct enforcer *e, enum act_kind kind)
 	       (kind == ACT_WAKEUP || e->ring_n >= e->c->effect.windows);
 }
 
-/* The baseline: the victims' waits over their streaks, or all online over the last windows. */
-static void baseline(const struct enforcer *e, __u64 *victims, size_t *nvictims,
+/*
+ * The baseline: the victims' waits over their streaks, or all online over
+ * the last windows but the newest @skip (another writer's change fell
+ * somewhere in the window just measured: it is neither before nor after).
+ */
+static void baseline(const struct enforcer *e, int skip, __u64 *victims, size_t *nvictims,
 		     struct waits *before)
 {
 	int i, k = e->c->effect.windows;
@@ -59,7 +63,7 @@ static void baseline(const struct enforcer *e, __u64 *victims, size_t *nvictims,
 	}
 	if (*nvictims)
 		return;
-	for (i = 0; i < k && i < e->ring_n; i++)
+	for (i = skip; i < k + skip && i < e->ring_n; i++)
 		waits_merge(before, &e->ring[(e->ring_next - 1 - i + ACT_RING) % ACT_RING]);
 }
 
@@ -78,25 +82,27 @@ void act_begin(struct enforcer *e, enum act_kind kind, __u64 target, const char 
 	char what[160];
 	size_t nv;
 	va_list ap;
-	int i;
+	int i, skip = kind == ACT_OBSERVED;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	e->st.actions_total++;
+	if (!skip)
+		e->st.actions_total++;
 	if (!before)
 		return;		/* acts unmeasured rather than not at all */
-	baseline(e, victims, &nv, before);
+	baseline(e, skip, victims, &nv, before);
 	effect_begin(&e->eff, what, kind, target, victims, nv, before, e->c->effect.windows);
 	free(before);
 	/*
 	 * How bursty the tail was before: the last windows of all online
 	 * containers (the victims' own are kept merged only).
 	 */
-	for (i = windows_back(e); i > 0; i--)
+	for (i = windows_back(e) + skip; i > skip; i--)
 		waits_series_add(&e->eff.before_win,
 				 &e->ring[(e->ring_next - i + ACT_RING) % ACT_RING]);
-	log_info("action: %s; measuring its effect over %d windows", what, e->c->effect.windows);
+	log_info("%s: %s; measuring its effect over %d windows", skip ? "observed" : "action", what,
+		 e->c->effect.windows);
 }
 
 int act_restore(struct enforcer *e, const char *path)
@@ -248,7 +254,7 @@ void enforcer_set_pods_fresh(struct enforcer *e, bool fresh)
 	e->pods_fresh = fresh;
 }
 
-static bool under(const char *path, const char *root)
+bool act_under(const char *path, const char *root)
 {
 	size_t n = strlen(root);
 
@@ -312,7 +318,7 @@ static void find_roots(struct enforcer *e, const struct container_table *t)
 		if (ct->ident.kind != CG_YARN || !yarn || yarn == ct->path)
 			continue;
 		for (inside = false, j = 0; j < e->nroots && !inside; j++)
-			inside = under(ct->path, e->roots[j]);
+			inside = act_under(ct->path, e->roots[j]);
 		if (!inside)	/* the YARN tree: the parent of its first container */
 			roots_add(e, ct->path, yarn - ct->path);
 	}
@@ -416,7 +422,8 @@ static bool still_over(const struct enforcer *e)
 static void side_effect(struct enforcer *e, const struct container_table *t)
 {
 	const struct side_effect *s = &e->eff.side;
-	bool escalate = e->c->effect.keep_off && e->eff.kind != ACT_KEEPOFF && still_over(e);
+	bool escalate = e->c->effect.keep_off && e->eff.kind != ACT_KEEPOFF &&
+			e->eff.kind != ACT_OBSERVED && still_over(e);
 	int i;
 
 	e->st.side_effects_total[s->cls]++;
@@ -430,6 +437,7 @@ static void side_effect(struct enforcer *e, const struct container_table *t)
 		 s->be_before_ms_s, s->be_after_ms_s,
 		 escalate ? "; escalating: BE off the victims' CPUs" :
 		 e->eff.kind == ACT_KEEPOFF ? "" :
+		 e->eff.kind == ACT_OBSERVED ? "; advise mode: nothing done" :
 		 !e->c->effect.keep_off ? "; not escalating (effect.keepOff false)" :
 		 "; their tail is within the victim thresholds");
 	if (!escalate)
@@ -470,6 +478,15 @@ static void judge(struct enforcer *e, const struct window *w, const struct conta
 	if (v == EFFECT_PENDING)
 		return;
 	effect_describe(&e->eff, msg, sizeof(msg));
+	if (e->eff.kind == ACT_OBSERVED) {	/* advise: judged, nothing to undo */
+		e->st.observed_total[v]++;
+		log_msg(v == EFFECT_WORSE ? LOG_LVL_WARN : LOG_LVL_INFO,
+			"effect: %s: %s, %s (advise mode: left as it is)", e->eff.what, msg,
+			effect_verdict_name(v));
+		if (e->eff.side.cls >= 0)
+			side_effect(e, t);
+		return;
+	}
 	if (v != EFFECT_WORSE) {
 		log_info("effect: %s: %s, %s, kept", e->eff.what, msg, effect_verdict_name(v));
 		if (e->eff.side.cls >= 0)
@@ -529,6 +546,10 @@ void enforcer_period(struct enforcer *e, const struct window *w, const struct co
 	ring_push(e, w, t);
 	rollback_transition(e);
 	judge(e, w, t);
+	if (e->c->mode == MODE_ADVISE) {
+		find_roots(e, t);
+		act_observe(e, t);
+	}
 	if (!e->c->be.enable)
 		return;
 	find_roots(e, t);
@@ -629,6 +650,9 @@ int enforcer_metrics(const struct enforcer *e, FILE *f)
 
 	scalar(f, "enforcement_enabled", "gauge", "1 when resourceUsedThresholdWithBE.enable is true.",
 	       true, e->c->be.enable);
+	scalar(f, "config_ignored_values", "gauge",
+	       "Values of resourceUsedThresholdWithBE koord-bpf does not support: ignored, "
+	       "enforcement off.", true, e->c->ignored);
 	scalar(f, "be_wakeup_priority", "gauge",
 	       "1 when the BE roots are SCHED_IDLE (or lowest-weight) groups.", true,
 	       s->wakeup_priority);
@@ -660,6 +684,11 @@ int enforcer_metrics(const struct enforcer *e, FILE *f)
 		if (r == KC_SYSTEM || r == KC_LS || r == KC_UNCLASSIFIED)	/* LS: the online ones */
 			fprintf(f, "koord_bpf_side_effects_total{class=\"%s\"} %llu\n", qos_name(r),
 				s->side_effects_total[r]);
+	metric(f, "observed_changes_total", "counter",
+	       "Advise mode: other writers' changes to BE cgroups, by the verdict on online waits.");
+	for (r = EFFECT_BETTER; r < EFFECT_VERDICT_NR; r++)	/* a label without a blank */
+		fprintf(f, "koord_bpf_observed_changes_total{verdict=\"%s\"} %llu\n",
+			r == EFFECT_SAME ? "same" : effect_verdict_name(r), s->observed_total[r]);
 	scalar(f, "transition_stalls_total", "counter",
 	       "Writes (actions, rollbacks) whose first window held an online wait of 10 ms or more.",
 	       true, s->transition_stalls_total);
@@ -695,6 +724,7 @@ void enforcer_free(struct enforcer *e)
 	act_hook_stop(e);
 	detect_free(&e->det);
 	act_target_free(e);
+	act_observe_free(e);
 	free(e->side.victims);
 	free(e->keepoff.victims);
 	paths_free(&e->roots, &e->nroots);

@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 #include "cgroup.h"
 #include "config.h"
+#include "effect.h"
 #include "evict_policy.h"
 #include "hierarchies.h"
 #include "suspects.h"
@@ -38,6 +39,8 @@ struct enforce_stats {
 	unsigned long long eviction_failures_total;
 	/* BE pods kept out of the last eviction's candidates, by enum evict_refusal */
 	unsigned int evict_refused[EVICT_REFUSAL_NR];
+	/* advise mode: other writers' changes to BE cgroups, judged, by enum effect_verdict */
+	unsigned long long observed_total[EFFECT_VERDICT_NR];
 };
 
 struct enforcer;

@@ -5,7 +5,8 @@
  * the probe's tail wait (read independently with ftrace), leave cgroups
  * outside its roots alone, and put every value back on SIGTERM and, after a
  * kill -9, on the next start. A dry run writes nothing. A harmful action (a
- * CFS quota on BE) must be rolled back; a targeted culprit may vanish
+ * CFS quota on BE) must be rolled back; in advise mode the same quota set
+ * by another writer is judged and left; a targeted culprit may vanish
  * mid-action; a memory eviction kills the BE pod.
  */
 #include <dirent.h>
@@ -263,6 +264,46 @@ static void test_rollback(void)
 	stop(sidecar);
 	snprintf(path, sizeof(path), "%s%s", hier.root, rel(BE_POD "/sidecar"));
 	rmdir(path);
+}
+
+/*
+ * Advise mode (koordBPF.mode "advise", the NodeSLO enabling enforcement for
+ * koordlet): the daemon writes nothing, and judges what another writer does
+ * to the BE cgroups. The quota above, set by someone else, is judged worse
+ * and left as it is, at the stop too.
+ */
+static void test_advise(void)
+{
+	char body[1 << 16], *before, *after;
+	bool ok;
+
+	before = cgroup_snapshot(&hier);
+	write_config("", "\"mode\": \"advise\", \"effect\": {\"windows\": 6}");
+	start_daemon(NULL);
+	check(wait_log("koordBPF.mode advise: koord-bpf writes nothing", 5000),
+	      "advise mode: said at the start");
+	sleep_ms(8000);		/* the baseline: 6 windows, and the one a change falls in */
+	after = cgroup_snapshot(&hier);
+	check(before && after && !strcmp(before, after),
+	      "advise mode writes nothing (the NodeSLO enables enforcement)");
+	free(after);
+	check(cgroup_write(&hier, rel(BE_ROOT), "cpu.cfs_quota_us", "24000") == 0,
+	      "another writer puts a quota of 0.24 CPU on the BE root");
+	check(wait_log("observed: cpu.cfs_quota_us -1 -> 24000 on ", 4000),
+	      "the daemon sees the change");
+	ok = check(wait_log("by another writer: online p99.9", 20000) &&
+		   log_has("worse (advise mode: left as it is)"),
+		   "and judges it on the online waits: worse, left as it is");
+	check(read_is(BE_ROOT, "cpu.cfs_quota_us", "24000"), "... the quota stays");
+	ok &= check(http_get(port, "/metrics", body, sizeof(body)) == 200 &&
+		    strstr(body, "koord_bpf_observed_changes_total{verdict=\"worse\"} 1"),
+		    "/metrics counts the verdict");
+	if (!ok)
+		show_file(log_path);
+	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+	check(read_is(BE_ROOT, "cpu.cfs_quota_us", "24000"), "the stop leaves another writer's quota");
+	cgroup_write(&hier, rel(BE_ROOT), "cpu.cfs_quota_us", "-1");
+	free(before);
 }
 
 /* Where a cpuset holds the culprit, it is kept off the victim's CPU; SIGTERM puts it back. */
@@ -617,6 +658,7 @@ int main(void)
 	stop(probe);
 	probe = pod_spawn(LS_CTR, 0, WL_PROBE, 1000);
 	test_rollback();
+	test_advise();
 	stop(probe);
 	probe = pod_spawn(LS_CTR, 0, WL_SERVER, 1000);
 	test_target_cpuset(probe, hog);

@@ -456,7 +456,8 @@ static void check_privileges(pid_t pid)
 
 /*
  * SIGHUP: a broken config keeps the old one; one disabling enforcement
- * restores; one enabling it acts; one changing what is written converges.
+ * restores; one enabling it acts; one changing what is written converges;
+ * one with a NodeSLO value koord-bpf does not support measures only.
  */
 static void test_reload(void)
 {
@@ -499,6 +500,18 @@ static void test_reload(void)
 	check(logged("enforcement changed: every cgroup value written is back", 5000) &&
 	      tree_value_is(&hier, BE_ROOT, "cpu.idle", "0", 5000),
 	      "SIGHUP turning beWakeupPriority off: the BE root is no SCHED_IDLE group any more");
+	/* Koordinator's validator lets 0 through: ignored, measure-only, no crash loop */
+	config(true, dir, "", "");
+	kill(pid, SIGHUP);
+	check(tree_value_is(&hier, BE_ROOT, "cpu.idle", "1", 10000), "enforcement on again");
+	config(true, dir, "\"memoryEvictThresholdPercent\": 0", "");
+	kill(pid, SIGHUP);
+	check(logged("memoryEvictThresholdPercent: must be in (0, 100], got 0: not supported", 5000) &&
+	      logged("enforcement off, measuring only", 0),
+	      "SIGHUP with a NodeSLO value Koordinator accepts and koord-bpf does not: noted, "
+	      "measure-only");
+	check(daemon_alive(pid) && tree_value_is(&hier, BE_ROOT, "cpu.idle", "0", 5000) &&
+	      all_original(), "still running, every value back to its original");
 	rc = daemon_stop(pid, SIGTERM);
 	check(rc == 0, "stops cleanly (%d)", rc);
 	remove_dir(dir);

@@ -395,9 +395,6 @@ static void test_types(void **state)
 	BAD(BE({"enable": 1}), "resourceUsedThresholdWithBE.enable: must be true or false, got 1");
 	BAD(BE({"enable": "true"}),
 	    "resourceUsedThresholdWithBE.enable: must be true or false, got \"true\"");
-	BAD(BE({"cpuSuppressPolicy": "CPUSET"}),
-	    "resourceUsedThresholdWithBE.cpuSuppressPolicy: must be \"cpuset\" or \"cfsQuota\", "
-	    "got \"CPUSET\"");
 	BAD(BE({"cpuSuppressPolicy": 0}),
 	    "resourceUsedThresholdWithBE.cpuSuppressPolicy: must be a string, got 0");
 	BAD(KB({"period": "1"}), "koordBPF.period: must be a number, got \"1\"");
@@ -514,17 +511,29 @@ static void test_ranges(void **state)
 		{ "koordBPF.eviction.coolDownSeconds", "-1", ">= 0" },
 		{ "koordBPF.eviction.culpritAtFloorSeconds", "0", "> 0" },
 	};
+	static const char be[] = "resourceUsedThresholdWithBE.";
 	char text[256], want[ERRLEN], err[ERRLEN];
 	struct koord_config c;
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		nest(text, sizeof(text), bad[i][0], bad[i][1]);
-		snprintf(want, sizeof(want), NAME ": %s: must be %s, got %s", bad[i][0], bad[i][2],
+		snprintf(want, sizeof(want), "%s: must be %s, got %s", bad[i][0], bad[i][2],
 			 bad[i][3] ? bad[i][3] : bad[i][1]);
 		err[0] = '\0';
-		assert_int_equal(parse(text, &c, err), -EINVAL);
-		assert_string_equal(err, want);
+		if (strncmp(bad[i][0], be, strlen(be))) {
+			nest(text, sizeof(text), bad[i][0], bad[i][1]);
+			assert_int_equal(parse(text, &c, err), -EINVAL);
+			assert_string_equal(err + strlen(NAME ": "), want);
+			assert_defaults(&c);
+			config_free(&c);
+			continue;
+		}
+		/* Koordinator's section: ignored, enforcement off, the file read */
+		snprintf(text, sizeof(text), "{\"resourceUsedThresholdWithBE\": {\"enable\": true, "
+			 "\"%s\": %s}}", bad[i][0] + strlen(be), bad[i][1]);
+		assert_int_equal(parse(text, &c, err), 0);
+		assert_int_equal(c.ignored, 1);
+		assert_string_equal(c.ignored_first, want);
 		assert_defaults(&c);
 		config_free(&c);
 	}
@@ -545,8 +554,6 @@ static void test_unknown(void **state)
 	    "koordBPF.throttle.cutfactor: unknown field (did you mean \"cutFactor\"?)");
 	BAD(KB({"eviction": {"hook": [], "extra": {"deeper": 1}}}),
 	    "koordBPF.eviction.extra: unknown field");
-	BAD(BE({"cpuSuppressThreshold": 65}),
-	    "resourceUsedThresholdWithBE.cpuSuppressThreshold: unknown field");
 	BAD(KB({"classRules": [{"glob": "/x", "qos": "BE", "prio": 1}]}),
 	    "koordBPF.classRules[0].prio: unknown field (want \"glob\" and \"qos\")");
 
@@ -566,29 +573,58 @@ static void test_unknown(void **state)
 	config_free(&c);
 }
 
+/*
+ * A value Koordinator accepts and koord-bpf does not support: the file is
+ * read, the value ignored (@field unset, -1), enforcement off.
+ */
+#define IGNORED(text, why, field) do {						\
+	struct koord_config c_;							\
+	GOOD(text, &c_);							\
+	assert_false(c_.be.enable);						\
+	assert_int_equal(c_.ignored, 1);					\
+	assert_string_equal(c_.ignored_first, "resourceUsedThresholdWithBE." why);	\
+	assert_int_equal(c_.be.field, -1);					\
+	config_free(&c_);							\
+} while (0)
+
 static void test_cross_fields(void **state)
 {
 	struct koord_config c;
 
-	BAD(BE({"cpuEvictBESatisfactionLowerPercent": 40, "cpuEvictBESatisfactionUpperPercent": 30}),
-	    "resourceUsedThresholdWithBE.cpuEvictBESatisfactionUpperPercent: "
-	    "must be >= cpuEvictBESatisfactionLowerPercent (40), got 30");
-	BAD(BE({"cpuEvictBESatisfactionLowerPercent": 40}),
-	    "resourceUsedThresholdWithBE.cpuEvictBESatisfactionUpperPercent: "
-	    "required with cpuEvictBESatisfactionLowerPercent");
-	BAD(BE({"cpuEvictBESatisfactionUpperPercent": 40}),
-	    "resourceUsedThresholdWithBE.cpuEvictBESatisfactionLowerPercent: "
-	    "required with cpuEvictBESatisfactionUpperPercent");
-	BAD(BE({"cpuEvictBESatisfactionLowerPercent": 40, "cpuEvictBESatisfactionUpperPercent": null}),
-	    "resourceUsedThresholdWithBE.cpuEvictBESatisfactionUpperPercent: "
-	    "required with cpuEvictBESatisfactionLowerPercent");
+	IGNORED(BE({"enable": true, "cpuEvictBESatisfactionLowerPercent": 40,
+		    "cpuEvictBESatisfactionUpperPercent": 30}),
+		"cpuEvictBESatisfactionUpperPercent: "
+		"must be >= cpuEvictBESatisfactionLowerPercent (40), got 30",
+		cpu_evict_be_satisfaction_upper_percent);
+	IGNORED(BE({"enable": true, "cpuEvictBESatisfactionLowerPercent": 40}),
+		"cpuEvictBESatisfactionUpperPercent: required with cpuEvictBESatisfactionLowerPercent",
+		cpu_evict_be_satisfaction_lower_percent);
+	IGNORED(BE({"cpuEvictBESatisfactionUpperPercent": 40}),
+		"cpuEvictBESatisfactionLowerPercent: required with cpuEvictBESatisfactionUpperPercent",
+		cpu_evict_be_satisfaction_upper_percent);
+	IGNORED(BE({"cpuEvictBESatisfactionLowerPercent": 40,
+		    "cpuEvictBESatisfactionUpperPercent": null}),
+		"cpuEvictBESatisfactionUpperPercent: required with cpuEvictBESatisfactionLowerPercent",
+		cpu_evict_be_satisfaction_lower_percent);
 	/* against the default threshold too */
-	BAD(BE({"memoryEvictLowerPercent": 70}),
-	    "resourceUsedThresholdWithBE.memoryEvictLowerPercent: "
-	    "must be < memoryEvictThresholdPercent (70), got 70");
-	BAD(BE({"memoryEvictThresholdPercent": 50, "memoryEvictLowerPercent": 60}),
-	    "resourceUsedThresholdWithBE.memoryEvictLowerPercent: "
-	    "must be < memoryEvictThresholdPercent (50), got 60");
+	IGNORED(BE({"enable": true, "memoryEvictLowerPercent": 70}),
+		"memoryEvictLowerPercent: must be < memoryEvictThresholdPercent (70), got 70",
+		memory_evict_lower_percent);
+	IGNORED(BE({"memoryEvictThresholdPercent": 50, "memoryEvictLowerPercent": 60}),
+		"memoryEvictLowerPercent: must be < memoryEvictThresholdPercent (50), got 60",
+		memory_evict_lower_percent);
+	/* a type is still an error: the CRD's schema refuses it too */
+	BAD(BE({"enable": true, "memoryEvictThresholdPercent": "70"}),
+	    "resourceUsedThresholdWithBE.memoryEvictThresholdPercent: must be an integer, got \"70\"");
+	/* a policy of its own, a field of a later Koordinator, a typo */
+	IGNORED(BE({"enable": true, "cpuSuppressPolicy": "CPUSET"}),
+		"cpuSuppressPolicy: must be \"cpuset\" or \"cfsQuota\", got \"CPUSET\"",
+		cpu_suppress_min_percent);
+	IGNORED(BE({"enable": true, "cpuFutureThresholdPercent": 5}),
+		"cpuFutureThresholdPercent: unknown field", cpu_suppress_min_percent);
+	IGNORED(BE({"enable": true, "cpusuppressthresholdpercent": 50}),
+		"cpusuppressthresholdpercent: unknown field (did you mean "
+		"\"cpuSuppressThresholdPercent\"?)", cpu_suppress_min_percent);
 	GOOD(BE({"memoryEvictLowerPercent": 69}), &c);
 	assert_int_equal(c.be.memory_evict_lower_percent, 69);
 	config_free(&c);
@@ -783,7 +819,8 @@ static void test_notes(void **state)
 	dup2(fileno(tmp), STDERR_FILENO);
 	log_level = LOG_LVL_INFO;
 	GOOD(J({"kind": "NodeSLO", "spec": {"resourceQOSStrategy": {},
-		"resourceUsedThresholdWithBE": {"cpuEvictPolicy": "evictByRealLimit"},
+		"resourceUsedThresholdWithBE": {"cpuEvictPolicy": "evictByRealLimit",
+			"enable": true, "memoryEvictThresholdPercent": 0},
 		"extensions": {"someoneElse": {}}, "newSection": 1}}), &c);
 	config_free(&c);
 	log_level = saved_level;
@@ -802,6 +839,13 @@ static void test_notes(void **state)
 			       "ignored\n"));
 	assert_non_null(strstr(out, NAME ": spec.newSection: not a NodeSLO section koord-bpf knows, "
 			       "ignored\n"));
+	assert_non_null(strstr(out, NAME ": spec.resourceUsedThresholdWithBE.memoryEvictThresholdPercent: "
+			       "must be in (0, 100], got 0: not supported by koord-bpf, ignored "
+			       "(enforcement off)\n"));
+	assert_non_null(strstr(out, NAME ": enforcement off, measuring only: 1 value(s) of "
+			       "resourceUsedThresholdWithBE not supported (the first: "
+			       "spec.resourceUsedThresholdWithBE.memoryEvictThresholdPercent: must be in "
+			       "(0, 100], got 0)\n"));
 }
 
 /* Parse, free, parse again: nothing is kept from the first round. */
