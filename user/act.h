@@ -99,7 +99,7 @@ struct enforcer {
 /* A BE cgroup file as last read in advise mode. */
 struct observed {
 	char *path;
-	char value[64];
+	char *value;			/* as read (a cpuset list can be long) */
 	bool seen;			/* read this period */
 };
 

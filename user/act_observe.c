@@ -18,46 +18,46 @@ static int cmp_path(const void *a, const void *b)
 	return strcmp(((const struct observed *)a)->path, ((const struct observed *)b)->path);
 }
 
-static struct observed *find(struct enforcer *e, const char *path)
+/* One period's reading: the changes seen, and how many files were sorted before it. */
+struct pass {
+	char what[160];		/* the first change: "cpu.idle 0 -> 1 on /kubepods/besteffort" */
+	int n;
+	size_t sorted;		/* files added this period are appended, sorted at its end */
+};
+
+static struct observed *find(struct enforcer *e, const struct pass *p, const char *path)
 {
 	struct observed key = { .path = (char *)path };
 
-	return e->nobs ? bsearch(&key, e->obs, e->nobs, sizeof(*e->obs), cmp_path) : NULL;
+	return p->sorted ? bsearch(&key, e->obs, p->sorted, sizeof(*e->obs), cmp_path) : NULL;
 }
 
 /* A file seen for the first time: its value is the baseline, no change. */
 static void add(struct enforcer *e, const char *path, const char *value)
 {
 	struct observed *grown = realloc(e->obs, (e->nobs + 1) * sizeof(*e->obs));
-	char *dup = strdup(path);
+	char *dup = strdup(path), *val = strdup(value);
 
 	if (grown)
 		e->obs = grown;
-	if (!grown || !dup) {
+	if (!grown || !dup || !val) {
 		free(dup);
+		free(val);
 		return;		/* not watched; a later period tries again */
 	}
-	e->obs[e->nobs++] = (struct observed){ .path = dup, .seen = true };
-	snprintf(e->obs[e->nobs - 1].value, sizeof(e->obs->value), "%s", value);
-	qsort(e->obs, e->nobs, sizeof(*e->obs), cmp_path);
+	e->obs[e->nobs++] = (struct observed){ .path = dup, .value = val, .seen = true };
 }
 
-/* The change of one file, for the verdict's line: "cpu.idle 0 -> 1 on /kubepods/besteffort". */
-struct change {
-	char what[160];
-	int n;
-};
-
-static void read_one(struct enforcer *e, const char *path, struct change *ch)
+static void read_one(struct enforcer *e, const char *path, struct pass *ch)
 {
 	const char *file = strrchr(path, '/');
-	char buf[64];
+	char buf[CPUSET_TEXT_MAX], *val;
 	struct observed *o;
 
 	if (writer_read(e->w, path, buf, sizeof(buf)))
 		return;		/* gone or unreadable: no change to judge */
 	buf[strcspn(buf, "\n")] = '\0';
-	o = find(e, path);
+	o = find(e, ch, path);
 	if (!o) {
 		add(e, path, buf);
 		return;
@@ -66,12 +66,16 @@ static void read_one(struct enforcer *e, const char *path, struct change *ch)
 	if (!strcmp(o->value, buf))
 		return;
 	if (!ch->n++)
-		snprintf(ch->what, sizeof(ch->what), "%s %s -> %s on %.*s", file + 1, o->value, buf,
-			 (int)(file - path), path);
-	snprintf(o->value, sizeof(o->value), "%s", buf);
+		snprintf(ch->what, sizeof(ch->what), "%s %.24s -> %.24s on %.*s", file + 1, o->value,
+			 buf, (int)(file - path), path);
+	val = strdup(buf);
+	if (val) {		/* else compared with the old value again next period */
+		free(o->value);
+		o->value = val;
+	}
 }
 
-static void read_cgroup(struct enforcer *e, const char *rel, struct change *ch)
+static void read_cgroup(struct enforcer *e, const char *rel, struct pass *ch)
 {
 	static const char *const v1[] = { "cpu.idle", "cpu.shares", "cpu.cfs_quota_us" };
 	static const char *const v2[] = { "cpu.idle", "cpu.weight", "cpu.max" };
@@ -96,7 +100,10 @@ static bool under_a_root(const struct enforcer *e, const char *path)
 	return false;
 }
 
-/* Files of cgroups that are gone: forgotten (a new one at the path is a baseline again). */
+/*
+ * Files of cgroups that are gone: forgotten (a new one at the path is a
+ * baseline again); the new ones sorted in.
+ */
 static void sweep(struct enforcer *e)
 {
 	size_t i, j;
@@ -104,17 +111,19 @@ static void sweep(struct enforcer *e)
 	for (i = j = 0; i < e->nobs; i++) {
 		if (!e->obs[i].seen) {
 			free(e->obs[i].path);
+			free(e->obs[i].value);
 			continue;
 		}
 		e->obs[i].seen = false;
 		e->obs[j++] = e->obs[i];
 	}
 	e->nobs = j;
+	qsort(e->obs, e->nobs, sizeof(*e->obs), cmp_path);
 }
 
 void act_observe(struct enforcer *e, const struct container_table *t)
 {
-	struct change ch = { .n = 0 };
+	struct pass ch = { .sorted = e->nobs };
 	size_t i;
 
 	for (i = 0; i < t->n; i++)
@@ -138,8 +147,10 @@ void act_observe_free(struct enforcer *e)
 {
 	size_t i;
 
-	for (i = 0; i < e->nobs; i++)
+	for (i = 0; i < e->nobs; i++) {
 		free(e->obs[i].path);
+		free(e->obs[i].value);
+	}
 	free(e->obs);
 	e->obs = NULL;
 	e->nobs = 0;
