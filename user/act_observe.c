@@ -56,7 +56,6 @@ static void read_one(struct enforcer *e, const char *path, struct pass *ch)
 
 	if (writer_read(e->w, path, buf, sizeof(buf)))
 		return;		/* gone or unreadable: no change to judge */
-	buf[strcspn(buf, "\n")] = '\0';
 	o = find(e, ch, path);
 	if (!o) {
 		add(e, path, buf);

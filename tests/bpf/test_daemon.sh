@@ -84,6 +84,17 @@ check "not root is refused" errors_with "must run as root" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups $bin --listen 127.0.0.1:$(free_port)
 check "bad --class rule" errors_with 'unknown QoS' $bin --class '/x*=FOO' --once
 check "bad --counter-source" errors_with 'bad --counter-source "pmu"' $bin --counter-source pmu --once
+# a NodeSLO value Koordinator accepts and koord-bpf does not support: valid, measure-only, said
+check_config_ignored() {
+	local out rc
+	echo '{"resourceUsedThresholdWithBE": {"enable": true, "cpuEvictBESatisfactionLowerPercent": 0, "cpuEvictBESatisfactionUpperPercent": 50}}' >"$tmp/lower0.json"
+	out=$($bin --check-config "$tmp/lower0.json" 2>&1); rc=$?
+	[ "$rc" -eq 0 ] && grep -qF "cpuEvictBESatisfactionLowerPercent: must be in (0, 60], got 0: not supported" <<<"$out" &&
+		grep -qF "enforcement off (values not supported, above)" <<<"$out" || { echo "  got rc=$rc: $out"; return 1; }
+}
+check "--check-config: satisfaction lower 0 is valid, ignored, enforcement off" check_config_ignored
+check "--check-config: a type error still refuses the file" errors_with 'must be true or false' \
+	$bin --check-config <(echo '{"resourceUsedThresholdWithBE": {"enable": "true"}}')
 
 # ---- a workload ----
 root=$(build/koord-interference -d 0.1 --json 2>/dev/null |
