@@ -129,22 +129,58 @@ static __u64 steal_by_others(const struct cg_window *w)
 	return n;
 }
 
+/*
+ * The hog's time (ftrace) in the probe's waits: the sum, what it may have run
+ * besides (a switch of its had no event), and how many waits it ran in.
+ */
+struct hog_share {
+	__u64 ns, unsure_ns;
+	size_t waits;
+};
+
+/* Of the waits wholly in [from, to] (@inside), or of those that overlap it at all. */
+static struct hog_share hog_share(const struct ftrace_waits *fw, __u64 from, __u64 to,
+				  bool inside)
+{
+	struct hog_share h = {};
+	size_t i;
+
+	for (i = 0; i < fw->n; i++) {
+		__u64 end = fw->end_ns[i], begin = end - fw->len_ns[i];
+
+		if ((fw->other_ns[i] || fw->other_unsure_ns[i]) &&
+		    (inside ? begin >= from && end <= to : end >= from && begin <= to)) {
+			h.ns += fw->other_ns[i];
+			h.unsure_ns += fw->other_unsure_ns[i];
+			h.waits++;
+		}
+	}
+	return h;
+}
+
 static void attribution(void)
 {
 	char *probe = test_cgroup_make(&hier, LS_POD("probe")), *hog = test_cgroup_make(&hier, BE_POD("hog"));
 	char *decoy = test_cgroup_make(&hier, DECOY_POD("decoy"));
 	const struct cg_window *pw, *hw, *dw;
 	__u64 infl_all = 0, online_steal = 0, by_others;
+	struct hog_share in, over;
+	double slack, rel;
+	struct ftrace_waits fw = {};
+	pid_t hog_pid, probe_pid;
+	bool traced;
 	struct run r;
 	size_t i;
 
 	if (!check(probe && hog && decoy && !start(&r, 0, 0), "collector and cgroups ready"))
 		return;
-	spawn(&hier, hog, 0, WL_HOG, 0);
+	hog_pid = spawn(&hier, hog, 0, WL_HOG, 0);
 	spawn(&hier, decoy, 1, WL_HOG, 0);
-	spawn(&hier, probe, 0, WL_SERVER, 1000);
+	probe_pid = spawn(&hier, probe, 0, WL_SERVER, 1000);
 	sleep_ms(200);
+	traced = !ftrace_start_pair(probe_pid, hog_pid);
 	watch(&r, WATCH_MS);
+	traced = !ftrace_stop(probe_pid, &fw) && traced && fw.n;
 	pw = of(&r, probe);
 	hw = of(&r, hog);
 	dw = of(&r, decoy);
@@ -165,8 +201,41 @@ static void attribution(void)
 	check(hw->inflicted_online_ns > 0 && dw->inflicted_online_ns * 20 <= hw->inflicted_online_ns,
 	      "the decoy's online wait caused (%.2f ms) is under 5%% of the hog's (%.2f ms)",
 	      dw->inflicted_online_ns / 1e6, hw->inflicted_online_ns / 1e6);
-	check(by_others && pw->steal_ns[KC_BE] * 2 > by_others,
-	      "the probe's steal is mostly BE (%.0f%%)", by_others ? 100.0 * pw->steal_ns[KC_BE] / by_others : 0);
+	/*
+	 * The probe's BE steal is the hog's time on CPU 0 during its waits, as
+	 * ftrace saw it: at least that of the waits inside the window, at most
+	 * that of every wait that overlaps it, with the stretches where a switch
+	 * of the hog had no event and the waits whose end had none (ftrace
+	 * cannot tell who ran there or when they ended; the collector splits
+	 * such stretches by the tasks' own clocks and closes such waits at the
+	 * probe's pick). Not "mostly BE": a background load in the root cgroup
+	 * takes CPU 0 too, and is rightly SYSTEM.
+	 *
+	 * Each wait begins and ends at a tracepoint hit where the collector
+	 * reads its clock after ftrace stamped it: 70-100 ns later here (the
+	 * steal reads that much short per wait), 3-20 us and either way under
+	 * an emulated CPU (see test_runq; 1.2% over, seen in the 6.1 VM): a
+	 * slack per wait both ways, 0.5 us on the host, 20 us emulated. Past
+	 * that, the steal read up to 1.3 ms (3.7%) above ftrace's bound in 2 of
+	 * 30 runs, with no unreported switch of the probe or the hog and the
+	 * same unreported switches on CPU 0 in a BPF reader as in ftrace; not
+	 * explained yet, hence 3% (docs/testing.md).
+	 */
+	in = hog_share(&fw, r.a.mono_end_ns, r.b.mono_ns, true);
+	over = hog_share(&fw, r.a.mono_ns, r.b.mono_end_ns, false);
+	slack = (test_emulated() ? 20000.0 : 500.0) * over.waits + 1e5;
+	rel = test_emulated() ? 0.05 : 0.03;
+	over.unsure_ns += fw.lost_other_ns;
+	printf("# ftrace: %zu waits of the probe, %zu with the hog on CPU 0 for %.3f..%.3f ms; "
+	       "unsure %.3f ms (%zu of the probe's switches missing); steal by others %.1f ms\n",
+	       fw.n, over.waits, in.ns / 1e6, over.ns / 1e6, over.unsure_ns / 1e6, fw.lost,
+	       by_others / 1e6);
+	check(traced && in.ns > 0 && pw->steal_ns[KC_BE] >= (1 - rel) * in.ns - slack &&
+		      pw->steal_ns[KC_BE] <= (1 + rel) * (over.ns + over.unsure_ns) + slack,
+	      "the probe's BE steal (%.3f ms) is the hog's time in its waits by ftrace "
+	      "(%.3f..%.3f ms, %g%% + %.2f ms)", pw->steal_ns[KC_BE] / 1e6, in.ns / 1e6,
+	      (over.ns + over.unsure_ns) / 1e6, rel * 100, slack / 1e6);
+	ftrace_waits_free(&fw);
 
 	/* Conservation: the slots of pinned containers' waits add up exactly. */
 	check(slot_sum(pw) == pw->wait_ns, "probe: steal + self + idle = wait (%llu vs %llu ns)",

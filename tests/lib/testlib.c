@@ -501,7 +501,7 @@ struct holder {
 };
 
 static int push(struct ftrace_waits *w, size_t *cap, __u64 end, __u64 len, __u64 other,
-		const struct holder *h)
+		__u64 unsure, const struct holder *h)
 {
 	if (w->n == *cap) {
 		size_t c = *cap ? *cap * 2 : 1024;
@@ -511,7 +511,7 @@ static int push(struct ftrace_waits *w, size_t *cap, __u64 end, __u64 len, __u64
 			return -ENOMEM;
 		w->holder = p;
 		if (grow(&w->end_ns, c) || grow(&w->len_ns, c) || grow(&w->other_ns, c) ||
-		    grow(&w->holder_ns, c))
+		    grow(&w->other_unsure_ns, c) || grow(&w->holder_ns, c))
 			return -ENOMEM;
 		*cap = c;
 	}
@@ -524,6 +524,7 @@ static int push(struct ftrace_waits *w, size_t *cap, __u64 end, __u64 len, __u64
 			memcpy(w->holder[w->n], h->who[i], sizeof(h->who[i]));
 			w->holder_ns[w->n] = h->ns[i];
 		}
+	w->other_unsure_ns[w->n] = unsure;
 	w->other_ns[w->n++] = other;
 	return 0;
 }
@@ -590,7 +591,7 @@ static size_t ft_overrun(void)
 int ftrace_stop(pid_t pid, struct ftrace_waits *w)
 {
 	char path[512], *line = NULL;
-	__u64 ts, start = 0, other_in = 0, other = 0, cpu_since = 0;
+	__u64 ts, start = 0, other_in = 0, other_last = 0, other = 0, unsure = 0, cpu_since = 0;
 	struct holder held = { .n = 0 };
 	bool seen_in = false;
 	bool running = false;
@@ -615,22 +616,45 @@ int ftrace_stop(pid_t pid, struct ftrace_waits *w)
 				continue;
 			if (ft_cpu >= 0 && line_cpu(line) == ft_cpu)
 				watched_switch(line, ts, start, &cpu_since, &held);
-			if (ft_other && field(line, " prev_pid=") == ft_other && other_in) {
+			/*
+			 * The other task's switch with no event (the kernel emits none
+			 * for a few a second): it ran some of the time since its last
+			 * one, how much is unknown, so that part of the wait is unsure.
+			 */
+			if (ft_other && field(line, " prev_pid=") == ft_other) {
+				__u64 from = other_in ?: other_last;
+
 				if (start)
-					other += ts - (other_in > start ? other_in : start);
+					*(other_in ? &other : &unsure) += ts - (from > start ? from : start);
+				other_in = 0;
+				other_last = ts;
+			} else if (ft_other && other_in && start &&
+				   (field(arrow, " next_pid=") == ft_other ||
+				    field(arrow, " next_pid=") == pid)) {
+				unsure += ts - (other_in > start ? other_in : start);
 				other_in = 0;
 			}
 			if (ft_other && field(arrow, " next_pid=") == ft_other)
-				other_in = ts;
+				other_in = other_last = ts;
 			if (field(line, " prev_pid=") == pid) {
 				char *st = strstr(line, " prev_state=");
 
-				/* out without having come in: the kernel emitted no event for that */
-				if (!running && seen_in)
+				/*
+				 * Out without having come in: the kernel emitted no event for
+				 * that, so the wait open then ended unseen. It is not in the
+				 * list; the other task's time in it is kept apart.
+				 */
+				if (!running && seen_in) {
 					w->lost++;
+					if (start && other_in)
+						unsure += ts - (other_in > start ? other_in : start);
+					if (start)
+						w->lost_other_ns += other + unsure;
+					other_in = 0;
+				}
 				running = false;
 				start = st && st[12] == 'R' ? ts : 0;
-				other = 0;
+				other = unsure = 0;
 				held.n = 0;
 			}
 			if (field(arrow, " next_pid=") == pid) {
@@ -638,14 +662,14 @@ int ftrace_stop(pid_t pid, struct ftrace_waits *w)
 					w->lost++;
 				seen_in = true;
 				if (start)
-					err = push(w, &cap, ts, ts - start, other, &held);
-				start = other = 0;
+					err = push(w, &cap, ts, ts - start, other, unsure, &held);
+				start = other = unsure = 0;
 				running = true;
 			}
 		} else if ((ts = parse_ts(line, " sched_wakeup")) && field(line, " pid=") == pid) {
 			if (!running && !start) {
 				start = ts;
-				other = 0;
+				other = unsure = 0;
 				held.n = 0;
 			}
 		}
@@ -670,6 +694,7 @@ void ftrace_waits_free(struct ftrace_waits *w)
 {
 	free(w->end_ns);
 	free(w->other_ns);
+	free(w->other_unsure_ns);
 	free(w->len_ns);
 	free(w->holder);
 	free(w->holder_ns);

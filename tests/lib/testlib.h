@@ -68,6 +68,7 @@ struct ftrace_waits {
 	__u64 *end_ns;		/* when the wait ended (switch-in) */
 	__u64 *len_ns;
 	__u64 *other_ns;	/* how long the other task ran during it (ftrace_start_pair) */
+	__u64 *other_unsure_ns;	/* and may have run: one of its switches had no event */
 	/*
 	 * With ftrace_watch_cpu(): the task that held that CPU longest during
 	 * the wait ("comm/pid"), and for how long in all (idle is no holder).
@@ -76,6 +77,7 @@ struct ftrace_waits {
 	__u64 *holder_ns;
 	size_t n;
 	size_t lost;		/* switches of the task missing from the record (seen in twice, out twice) */
+	__u64 lost_other_ns;	/* the other task's time in waits whose end was missing */
 	size_t overrun;		/* events the full trace buffer overwrote */
 };
 int ftrace_start(pid_t pid);
