@@ -1460,8 +1460,9 @@ static int check_config(const char *path)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	printf("%s: valid; enforcement %s, cpuSuppressPolicy %s, eviction %s\n", path,
-	       c.be.enable ? "on" : c.ignored ? "off (values not supported, above)" : "off",
+	printf("%s: valid; enforcement %s, wake-up priority %s, cpuSuppressPolicy %s, eviction %s\n",
+	       path, c.be.enable ? "on" : c.ignored ? "off (values not supported, above)" : "off",
+	       !c.be_wakeup_priority ? "off" : c.be.enable ? "on" : "on when enforcing",
 	       c.be.cpu_suppress_policy == SUPPRESS_CFS_QUOTA ? "cfsQuota" : "cpuset",
 	       !c.eviction.enable ? "off" : c.eviction.backend == EVICT_HOOK ? "hook" : "kill");
 	config_free(&c);

@@ -748,6 +748,46 @@ static int read_koordbpf(struct ctx *x, const struct field *f, const char *path,
 	return read_object(x, &koordbpf_section, path, v);
 }
 
+/* Only koordlet's "coreSched" sets cpu.idle; any other string is not it (as in koordlet). */
+static int read_cpu_policy(struct ctx *x, const struct field *f, const char *path,
+			   struct json_object *v)
+{
+	if (!json_object_is_type(v, json_type_string))
+		return type_error(x, path, "a string", v);
+	x->c->cpu_qos.core_sched = !strcmp(json_object_get_string(v), "coreSched");
+	return 0;
+}
+
+static const struct field qos_policies_fields[] = {
+	CUSTOM("cpuPolicy", read_cpu_policy),
+	{ 0 }
+};
+
+/* koordlet reads schedIdle as "is it 1": any integer is taken, as there. */
+static const struct field be_cpu_qos_fields[] = {
+	BOOL("enable", cpu_qos.be_enable),
+	INT("schedIdle", cpu_qos.be_sched_idle, INT_MIN, INT_MAX, 0),
+	NOTE("groupIdentity", "cpu.bvt_warp_ns (Anolis kernels): koord-bpf writes none, ignored"),
+	NOTE("coreExpeller", NOT_USED),
+	{ 0 }
+};
+
+static const struct field be_class_fields[] = {
+	{ .key = "cpuQOS", .read = read_section,
+	  .arg = &(const struct section){ .fields = be_cpu_qos_fields, .unknown_note = NOT_USED,
+					  .lenient = true } },
+	{ 0 }
+};
+
+/* The BE class's CPU QoS decides who sets its cpu.idle; the rest is koordlet's alone. */
+static const struct field qos_strategy_fields[] = {
+	{ .key = "policies", .read = read_section,
+	  .arg = &(const struct section){ .fields = qos_policies_fields, .unknown_note = NOT_USED } },
+	{ .key = "beClass", .read = read_section,
+	  .arg = &(const struct section){ .fields = be_class_fields, .unknown_note = NOT_USED } },
+	{ 0 }
+};
+
 static const struct field extensions_fields[] = {
 	CUSTOM("koordBPF", read_koordbpf),
 	{ 0 }
@@ -759,7 +799,8 @@ static const struct field spec_fields[] = {
 	CUSTOM("koordBPF", read_koordbpf),
 	{ .key = "extensions", .read = read_section,
 	  .arg = &(const struct section){ .fields = extensions_fields, .unknown_note = NOT_USED } },
-	NOTE("resourceQOSStrategy", NOT_USED),
+	{ .key = "resourceQOSStrategy", .read = read_section,
+	  .arg = &(const struct section){ .fields = qos_strategy_fields, .unknown_note = NOT_USED } },
 	NOTE("cpuBurstStrategy", NOT_USED),
 	NOTE("systemStrategy", NOT_USED),
 	NOTE("hostApplications", NOT_USED),
@@ -955,6 +996,29 @@ static bool defaults_allocated(const struct koord_config *c)
 	       c->kubelet.ca_file && c->yarn.nm_url;
 }
 
+/*
+ * koordlet's CoreSched sets cpu.idle of the besteffort dir from the NodeSLO:
+ * where the NodeSLO decides it (cpuPolicy coreSched, BE cpuQOS enabled),
+ * koord-bpf does not write it. Elsewhere koordlet, with that gate on, writes 0
+ * over koord-bpf's 1 (a foreign writer): the gate should be off.
+ */
+static void honour_cpu_qos(const char *name, struct koord_config *c)
+{
+	if (!c->be_wakeup_priority || !c->cpu_qos.core_sched)
+		return;
+	if (c->cpu_qos.be_enable) {
+		c->be_wakeup_priority = false;
+		log_info("%s: resourceQOSStrategy: cpuPolicy coreSched with beClass.cpuQOS enabled: "
+			 "the BE cpu.idle is the NodeSLO's (schedIdle %d, koordlet sets %d), "
+			 "koord-bpf's wake-up priority is off", name, c->cpu_qos.be_sched_idle,
+			 c->cpu_qos.be_sched_idle == 1);
+	} else if (c->be.enable) {
+		log_warn("%s: resourceQOSStrategy: cpuPolicy coreSched with beClass.cpuQOS off: "
+			 "koordlet's CoreSched gate, if on, sets the BE cpu.idle to 0 over koord-bpf's "
+			 "wake-up priority; turn the gate off (docs/deploy.md)", name);
+	}
+}
+
 int config_parse(const char *name, const char *text, size_t len, struct koord_config *c,
 		 char *err, size_t errlen)
 {
@@ -975,10 +1039,12 @@ int config_parse(const char *name, const char *text, size_t len, struct koord_co
 		log_info("%s: koordBPF.mode advise: koord-bpf writes nothing, it judges the changes "
 			 "other writers make to BE cgroups", name);
 	}
+	if (!ret)
+		honour_cpu_qos(name, c);
 	if (!ret && c->ignored && c->be.enable) {
 		c->be.enable = false;
 		log_warn("%s: enforcement off, measuring only: %d value(s) of "
-			 "resourceUsedThresholdWithBE not supported (the first: %s)", name,
+			 "the NodeSLO not supported (the first: %s)", name,
 			 c->ignored, c->ignored_first);
 	}
 	if (ret) {

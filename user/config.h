@@ -42,6 +42,19 @@ struct koord_config {
 	int ignored;
 	char ignored_first[800];	/* "PATH: why" of the first */
 
+	/*
+	 * resourceQOSStrategy: koordlet's CPU QoS. With its CoreSched gate on,
+	 * koordlet sets the besteffort dir's cpu.idle to 1 when cpuPolicy is
+	 * "coreSched", beClass.cpuQOS is enabled and its schedIdle is 1, else
+	 * to 0. When the NodeSLO asks that (coreSched, BE enabled), cpu.idle of
+	 * BE is the NodeSLO's and koordlet's: the wake-up priority is off.
+	 */
+	struct {
+		bool core_sched;		/* policies.cpuPolicy is "coreSched" */
+		bool be_enable;			/* beClass.cpuQOS.enable: false */
+		int be_sched_idle;		/* beClass.cpuQOS.schedIdle: 0 */
+	} cpu_qos;
+
 	/* koordBPF */
 	enum koord_mode mode;		/* "mode": "enforce"; "advise" forces be.enable false */
 	double period_s;		/* "period": 1, 0.1..3600 */

@@ -84,15 +84,28 @@ check "not root is refused" errors_with "must run as root" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups $bin --listen 127.0.0.1:$(free_port)
 check "bad --class rule" errors_with 'unknown QoS' $bin --class '/x*=FOO' --once
 check "bad --counter-source" errors_with 'bad --counter-source "pmu"' $bin --counter-source pmu --once
-# a NodeSLO value Koordinator accepts and koord-bpf does not support: valid, measure-only, said
-check_config_ignored() {
-	local out rc
-	echo '{"resourceUsedThresholdWithBE": {"enable": true, "cpuEvictBESatisfactionLowerPercent": 0, "cpuEvictBESatisfactionUpperPercent": 50}}' >"$tmp/lower0.json"
-	out=$($bin --check-config "$tmp/lower0.json" 2>&1); rc=$?
-	[ "$rc" -eq 0 ] && grep -qF "cpuEvictBESatisfactionLowerPercent: must be in (0, 60], got 0: not supported" <<<"$out" &&
-		grep -qF "enforcement off (values not supported, above)" <<<"$out" || { echo "  got rc=$rc: $out"; return 1; }
+# --check-config on the JSON $1: valid, and its output holds each of the other arguments
+check_config_says() {
+	local json=$1 out rc needle
+	shift
+	echo "$json" >"$tmp/check.json"
+	out=$($bin --check-config "$tmp/check.json" 2>&1); rc=$?
+	[ "$rc" -eq 0 ] || { echo "  got rc=$rc: $out"; return 1; }
+	for needle; do
+		grep -qF "$needle" <<<"$out" || { echo "  no \"$needle\" in: $out"; return 1; }
+	done
 }
-check "--check-config: satisfaction lower 0 is valid, ignored, enforcement off" check_config_ignored
+# a NodeSLO value Koordinator accepts and koord-bpf does not support: valid, measure-only, said
+check "--check-config: satisfaction lower 0 is valid, ignored, enforcement off" check_config_says \
+	'{"resourceUsedThresholdWithBE": {"enable": true, "cpuEvictBESatisfactionLowerPercent": 0, "cpuEvictBESatisfactionUpperPercent": 50}}' \
+	"cpuEvictBESatisfactionLowerPercent: must be in (0, 60], got 0: not supported" \
+	"enforcement off (values not supported, above)"
+# the NodeSLO gives the BE cpu.idle to koordlet's CoreSched: the wake-up priority is off, and why
+check "--check-config: cpuPolicy coreSched with BE cpuQOS: the wake-up priority is koordlet's" \
+	check_config_says \
+	'{"resourceUsedThresholdWithBE": {"enable": true}, "resourceQOSStrategy": {"policies": {"cpuPolicy": "coreSched"}, "beClass": {"cpuQOS": {"enable": true, "schedIdle": 1}}}}' \
+	"the BE cpu.idle is the NodeSLO's (schedIdle 1, koordlet sets 1), koord-bpf's wake-up priority is off" \
+	"valid; enforcement on, wake-up priority off,"
 check "--check-config: a type error still refuses the file" errors_with 'must be true or false' \
 	$bin --check-config <(echo '{"resourceUsedThresholdWithBE": {"enable": "true"}}')
 

@@ -818,7 +818,7 @@ static void test_notes(void **state)
 	saved_fd = dup(STDERR_FILENO);
 	dup2(fileno(tmp), STDERR_FILENO);
 	log_level = LOG_LVL_INFO;
-	GOOD(J({"kind": "NodeSLO", "spec": {"resourceQOSStrategy": {},
+	GOOD(J({"kind": "NodeSLO", "spec": {"resourceQOSStrategy": {"lsClass": {}},
 		"resourceUsedThresholdWithBE": {"cpuEvictPolicy": "evictByRealLimit",
 			"enable": true, "memoryEvictThresholdPercent": 0},
 		"extensions": {"someoneElse": {}}, "newSection": 1}}), &c);
@@ -832,7 +832,8 @@ static void test_notes(void **state)
 	out[n] = '\0';
 	fclose(tmp);
 
-	assert_non_null(strstr(out, NAME ": spec.resourceQOSStrategy: not used by koord-bpf, ignored\n"));
+	assert_non_null(strstr(out, NAME ": spec.resourceQOSStrategy.lsClass: not used by koord-bpf, "
+			       "ignored\n"));
 	assert_non_null(strstr(out, NAME ": spec.resourceUsedThresholdWithBE.cpuEvictPolicy: "
 			       "not implemented by koord-bpf, ignored\n"));
 	assert_non_null(strstr(out, NAME ": spec.extensions.someoneElse: not used by koord-bpf, "
@@ -843,9 +844,61 @@ static void test_notes(void **state)
 			       "must be in (0, 100], got 0: not supported by koord-bpf, ignored "
 			       "(enforcement off)\n"));
 	assert_non_null(strstr(out, NAME ": enforcement off, measuring only: 1 value(s) of "
-			       "resourceUsedThresholdWithBE not supported (the first: "
+			       "the NodeSLO not supported (the first: "
 			       "spec.resourceUsedThresholdWithBE.memoryEvictThresholdPercent: must be in "
 			       "(0, 100], got 0)\n"));
+}
+
+/*
+ * koordlet's CoreSched sets the besteffort dir's cpu.idle where the NodeSLO
+ * decides it (cpuPolicy coreSched, beClass.cpuQOS enabled): there koord-bpf's
+ * wake-up priority is off, whatever its own setting; elsewhere it stays.
+ */
+#define QOS(policy, be)	"{\"resourceUsedThresholdWithBE\": {\"enable\": true}, "	\
+			"\"resourceQOSStrategy\": {\"policies\": {\"cpuPolicy\": " policy "}, " \
+			"\"beClass\": {\"cpuQOS\": " be "}, \"lsClass\": {}}, "		\
+			"\"koordBPF\": {\"beWakeupPriority\": true}}"
+
+static void test_cpu_qos(void **state)
+{
+	struct koord_config c;
+
+	GOOD(QOS("\"coreSched\"", "{\"enable\": true, \"schedIdle\": 1, \"groupIdentity\": -1, "
+		 "\"coreExpeller\": false}"), &c);
+	assert_true(c.cpu_qos.core_sched && c.cpu_qos.be_enable);
+	assert_int_equal(c.cpu_qos.be_sched_idle, 1);
+	assert_false(c.be_wakeup_priority);
+	assert_true(c.be.enable);
+	config_free(&c);
+	/* schedIdle 0: koordlet sets 0, and koord-bpf does not set 1 over it */
+	GOOD(QOS("\"coreSched\"", "{\"enable\": true}"), &c);
+	assert_false(c.be_wakeup_priority);
+	config_free(&c);
+	/* not the NodeSLO's to decide: the wake-up priority stays koord-bpf's */
+	GOOD(QOS("\"coreSched\"", "{\"enable\": false, \"schedIdle\": 1}"), &c);
+	assert_true(c.be_wakeup_priority);
+	config_free(&c);
+	GOOD(QOS("\"groupIdentity\"", "{\"enable\": true, \"schedIdle\": 1}"), &c);
+	assert_true(c.be_wakeup_priority);
+	config_free(&c);
+	GOOD(QOS("\"somethingNew\"", "{\"enable\": true, \"schedIdle\": 1}"), &c);
+	assert_false(c.cpu_qos.core_sched);
+	assert_true(c.be_wakeup_priority);
+	config_free(&c);
+	/* koordlet takes any schedIdle but 1 as "not idle"; a type error still refuses */
+	GOOD(QOS("\"coreSched\"", "{\"enable\": true, \"schedIdle\": 7}"), &c);
+	assert_int_equal(c.cpu_qos.be_sched_idle, 7);
+	assert_false(c.be_wakeup_priority);
+	assert_int_equal(c.ignored, 0);
+	config_free(&c);
+	BAD(QOS("\"coreSched\"", "{\"enable\": \"yes\"}"),
+	    "resourceQOSStrategy.beClass.cpuQOS.enable: must be true or false, got \"yes\"");
+	BAD(QOS("1", "{}"), "resourceQOSStrategy.policies.cpuPolicy: must be a string, got 1");
+	/* beyond an int: Koordinator's CRD takes an int64; ignored, measuring only */
+	GOOD(QOS("\"coreSched\"", "{\"enable\": true, \"schedIdle\": 1099511627776}"), &c);
+	assert_int_equal(c.ignored, 1);
+	assert_false(c.be.enable);
+	config_free(&c);
 }
 
 /* Parse, free, parse again: nothing is kept from the first round. */
@@ -883,6 +936,7 @@ int main(void)
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_err_buffer),
 		cmocka_unit_test(test_notes),
+		cmocka_unit_test(test_cpu_qos),
 		cmocka_unit_test(test_reload),
 	};
 
