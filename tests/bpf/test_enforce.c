@@ -84,6 +84,19 @@ static bool wait_log(const char *needle, unsigned int ms)
 	return file_has(log_path, needle, ms);
 }
 
+/* The daemon's log lines holding @needle, as comments: the verdicts' numbers in every run. */
+static void show_lines(const char *needle)
+{
+	FILE *f = fopen(log_path, "re");
+	char line[1024];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, needle))
+			printf("#   %s%s", line, strchr(line, '\n') ? "" : "\n");
+	if (f)
+		fclose(f);
+}
+
 /* A pod's process, made in every v1 hierarchy as the kubelet makes pods (when they are there). */
 static pid_t pod_spawn(const char *ctr, int cpu, enum workload wl, unsigned int period_us)
 {
@@ -233,15 +246,22 @@ static void test_foreign_writer(const char *before)
 }
 
 /*
- * A BE quota made the probe's waits worse here: it must be rolled back, and,
- * with no hold-off at all, still not taken again while the containers are
- * the ones it was rolled back under (each try and rollback is a transition
- * the probe pays for); a new BE container is a change.
+ * An action the victims' waits got worse after is rolled back, and, with no
+ * hold-off at all, not taken again while the containers are the ones it was
+ * rolled back under (each try and rollback is a transition the probe pays
+ * for); a new BE container is a change. The loop judges what followed an
+ * action, not a model of it, and the sign of a small BE quota's own effect
+ * depends on the machine: on a quiet one it made the probe's waits worse
+ * (waits >= 4.7 ms 0/5509 -> 15/5242), next to a background load better
+ * (p99.9 3867 -> 2425 us), and the part failed there. So the test makes
+ * them worse itself once the quota is written: a SYSTEM hog of 256 times the
+ * probe's weight joins the probe's CPU (its cgroup was there before, so the
+ * containers are the same).
  */
 static void test_rollback(void)
 {
 	char path[PATH_MAX + 64];
-	pid_t sidecar;
+	pid_t sidecar, harm;
 	int i;
 
 	write_config("\"cpuSuppressPolicy\": \"cfsQuota\", \"cpuSuppressThresholdPercent\": 1, \"cpuSuppressMinPercent\": 12",
@@ -249,7 +269,16 @@ static void test_rollback(void)
 		     "\"eviction\": {\"enable\": false}, \"effect\": {\"holdOffSeconds\": 0, \"windows\": 6}");
 	start_daemon(NULL);
 	check(wait_log("action: BE quota", 8000), "cfsQuota: the BE root gets a quota");
-	check(wait_log("worse, rolled back", 20000), "the quota made victims worse and is rolled back");
+	harm = cgroup_write(&hier, rel(NOISE), "cpu.shares", "262144") == 0 ?
+	       spawn(&hier, rel(NOISE), 0, WL_HOG, 0) : -1;
+	check(harm > 0, "a heavy SYSTEM hog joins the probe's CPU");
+	if (!check(wait_log("worse, rolled back", 20000),
+		   "the victims' waits got worse after the quota: rolled back"))
+		show_file(log_path);
+	else
+		show_lines("effect: ");
+	stop(harm);
+	cgroup_write(&hier, rel(NOISE), "cpu.shares", "1024");
 	check(wait_value(BE_ROOT, "cpu.cfs_quota_us", "-1", 3000), "the quota is gone after the rollback");
 	sleep_ms(4000);
 	check(read_is(BE_ROOT, "cpu.cfs_quota_us", "-1") && log_count("action: BE quota") == 1,
@@ -269,8 +298,10 @@ static void test_rollback(void)
 /*
  * Advise mode (koordBPF.mode "advise", the NodeSLO enabling enforcement for
  * koordlet): the daemon writes nothing, and judges what another writer does
- * to the BE cgroups. The quota above, set by someone else, is judged worse
- * and left as it is, at the stop too.
+ * to the BE cgroups. Here the other writer raises the BE root's cpu.shares
+ * 2048 -> 262144, as koordlet's batch-resource hook sets BE shares: the hog
+ * then holds the probe back far longer (at shares 2 its p99.9 hold was 65 us,
+ * at 2048 3812 us). Judged worse and left as it is, at the stop too.
  */
 static void test_advise(void)
 {
@@ -287,22 +318,24 @@ static void test_advise(void)
 	check(before && after && !strcmp(before, after),
 	      "advise mode writes nothing (the NodeSLO enables enforcement)");
 	free(after);
-	check(cgroup_write(&hier, rel(BE_ROOT), "cpu.cfs_quota_us", "24000") == 0,
-	      "another writer puts a quota of 0.24 CPU on the BE root");
-	check(wait_log("observed: cpu.cfs_quota_us -1 -> 24000 on ", 4000),
+	check(cgroup_write(&hier, rel(BE_ROOT), "cpu.shares", "262144") == 0,
+	      "another writer raises the BE root's cpu.shares to 262144");
+	check(wait_log("observed: cpu.shares 2048 -> 262144 on ", 4000),
 	      "the daemon sees the change");
 	ok = check(wait_log("by another writer: online p99.9", 20000) &&
 		   log_has("worse (advise mode: left as it is)"),
 		   "and judges it on the online waits: worse, left as it is");
-	check(read_is(BE_ROOT, "cpu.cfs_quota_us", "24000"), "... the quota stays");
+	check(read_is(BE_ROOT, "cpu.shares", "262144"), "... the shares stay");
 	ok &= check(http_get(port, "/metrics", body, sizeof(body)) == 200 &&
 		    strstr(body, "koord_bpf_observed_changes_total{verdict=\"worse\"} 1"),
 		    "/metrics counts the verdict");
 	if (!ok)
 		show_file(log_path);
+	else
+		show_lines("effect: ");
 	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
-	check(read_is(BE_ROOT, "cpu.cfs_quota_us", "24000"), "the stop leaves another writer's quota");
-	cgroup_write(&hier, rel(BE_ROOT), "cpu.cfs_quota_us", "-1");
+	check(read_is(BE_ROOT, "cpu.shares", "262144"), "the stop leaves another writer's shares");
+	cgroup_write(&hier, rel(BE_ROOT), "cpu.shares", "2048");
 	free(before);
 }
 
