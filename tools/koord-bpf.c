@@ -39,7 +39,9 @@
 #include "config.h"
 #include "enforce.h"
 #include "hierarchies.h"
+#include "http.h"
 #include "kubelet.h"
+#include "nodeslo.h"
 #include "yarn_nm.h"
 #include "writer.h"
 #include "exporter.h"
@@ -50,6 +52,7 @@
 #include "unresolved.h"
 
 #define DEFAULT_LISTEN	"127.0.0.1:9326"
+#define SA_DIR		"/var/run/secrets/kubernetes.io/serviceaccount"
 /* Connections at once, in all and from one address (docs/security.md). */
 #define HTTP_CONNECTIONS	64u
 #define HTTP_PER_ADDRESS	8u
@@ -90,6 +93,8 @@ struct options {
 	const char *cgroup_root;
 	struct class_rules rules;
 	const char *config;
+	const char *nodeslo, *nodeslo_token, *nodeslo_ca;	/* the API server's NodeSLO */
+	double nodeslo_interval;
 	const char *check_config;
 	bool dry_run;
 	bool once;
@@ -100,8 +105,9 @@ struct options {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: koord-bpf [--config FILE] [--dry-run] [--listen ADDR:PORT] [--period SECONDS]\n"
-"                 [--class GLOB=QOS ...] [--cgroup-root PATH] [--once] [-v]\n"
+"Usage: koord-bpf [--config FILE] [--nodeslo URL] [--dry-run] [--listen ADDR:PORT]\n"
+"                 [--period SECONDS] [--class GLOB=QOS ...] [--cgroup-root PATH]\n"
+"                 [--once] [-v]\n"
 "       koord-bpf --check-config FILE\n"
 "The node daemon: measures every container's CPU time, run-queue waits, steal\n"
 "by class and inflicted waiting with eBPF, aggregates them every period, acts\n"
@@ -113,7 +119,15 @@ static void usage(FILE *f)
 "  /healthz         200 \"ok\" once the first period is done, 503 before\n"
 "\n"
 "  -f, --config FILE       JSON config: a NodeSLO spec plus a koordBPF section\n"
-"                          (docs/config.md); SIGHUP reloads it\n"
+"                          (docs/config.md); SIGHUP and edits reload it\n"
+"      --nodeslo URL       the node's NodeSLO from the API server (${VAR}s from\n"
+"                          the environment): its Koordinator sections over the\n"
+"                          --config file's, read at start and polled, applied\n"
+"                          when it changes\n"
+"      --nodeslo-interval SECONDS  between polls (default 10; 1 to 3600)\n"
+"      --nodeslo-token FILE  bearer token for an https URL (default the service\n"
+"                          account's)\n"
+"      --nodeslo-ca FILE   CA for an https URL (default the service account's)\n"
 "      --check-config FILE validate FILE and exit (0: valid)\n"
 "  -n, --dry-run           decide and log every action, write nothing\n"
 "  -l, --listen ADDR:PORT  where to serve: IPv4:PORT or [IPv6]:PORT\n"
@@ -137,6 +151,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'f' },
 		{ "check-config", required_argument, NULL, 'C' },
+		{ "nodeslo", required_argument, NULL, 'S' },
+		{ "nodeslo-token", required_argument, NULL, 'T' },
+		{ "nodeslo-ca", required_argument, NULL, 'A' },
+		{ "nodeslo-interval", required_argument, NULL, 'I' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "period", required_argument, NULL, 'p' },
@@ -150,7 +168,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "version", no_argument, NULL, 'V' },
 		{},
 	};
-	char err[256], *end;
+	char err[256];
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "f:nl:p:c:r:vh", longopts, NULL)) != -1) {
@@ -161,6 +179,20 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'C':
 			o->check_config = optarg;
 			break;
+		case 'S':
+			o->nodeslo = optarg;
+			break;
+		case 'T':
+			o->nodeslo_token = optarg;
+			break;
+		case 'A':
+			o->nodeslo_ca = optarg;
+			break;
+		case 'I':
+			if (cli_number("--nodeslo-interval", "seconds", optarg, 1, 3600, false,
+				       &o->nodeslo_interval))
+				return -EINVAL;
+			break;
 		case 'n':
 			o->dry_run = true;
 			break;
@@ -168,13 +200,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->listen = optarg;
 			break;
 		case 'p':
-			errno = 0;
-			o->period = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !isfinite(o->period) ||
-			    o->period < 0.1 || o->period > 3600) {
-				log_err("bad period \"%s\": want seconds, 0.1 <= SECONDS <= 3600", optarg);
+			if (cli_number("period", "seconds", optarg, 0.1, 3600, false, &o->period))
 				return -EINVAL;
-			}
 			break;
 		case 'c':
 			if (class_rules_add(&o->rules, optarg, err, sizeof(err))) {
@@ -746,6 +773,14 @@ struct daemon {
 	struct batch_host bhost;
 	struct kubelet *kube;		/* pod labels from the kubelet, NULL: off */
 	struct poller *nm;		/* YARN tasks' requests from NodeManager, NULL: off */
+	struct poller *slo;		/* the API server's NodeSLO, NULL: not polled */
+	unsigned long slo_gen;		/* the poller's answer last looked at */
+	struct nodeslo_doc slo_seen;	/* the NodeSLO last read, applied or refused */
+	struct nodeslo_doc slo_cur;	/* the NodeSLO of the configuration, text NULL: none */
+	struct stat config_st;		/* the --config file when last read */
+	struct stat config_seen;	/* ... and at the last period */
+	unsigned long long reloads_ok, reloads_err;
+	bool reload_failed;		/* the last configuration read was refused */
 	unsigned long kube_gen, nm_gen;	/* the answers the table was last given */
 	double last_scan, last_work;
 	__u64 scans;
@@ -995,6 +1030,17 @@ static int append_metrics(struct daemon *d, const struct exporter_sink *out)
 		kubelet_metrics(d->kube, f);
 	if (d->nm)
 		poller_metrics(d->nm, f);
+	if (d->slo)
+		poller_metrics(d->slo, f);
+	fprintf(f, "# HELP koord_bpf_config_last_reload_successful 0 when the last configuration read "
+		   "(SIGHUP, an edit of the file, a new NodeSLO) was refused: the one before runs.\n"
+		   "# TYPE koord_bpf_config_last_reload_successful gauge\n"
+		   "koord_bpf_config_last_reload_successful %d\n"
+		   "# HELP koord_bpf_config_reloads_total Configurations read after the start.\n"
+		   "# TYPE koord_bpf_config_reloads_total counter\n"
+		   "koord_bpf_config_reloads_total{result=\"ok\"} %llu\n"
+		   "koord_bpf_config_reloads_total{result=\"error\"} %llu\n",
+		!d->reload_failed, d->reloads_ok, d->reloads_err);
 	err = d->enf ? enforcer_metrics(d->enf, f) : 0;
 	if (fclose(f) || err)
 		err = -ENOMEM;
@@ -1223,14 +1269,34 @@ static int rules_append(struct class_rules *dst, const struct class_rules *src)
 	return 0;
 }
 
-/* The config file (or the defaults) with the command line's overrides; rules: the line's first. */
-static int load_config(const struct options *o, struct koord_config *c, struct class_rules *rules)
+/* "NodeSLO NAME (resourceVersion V)", for messages. */
+static const char *slo_name(const struct nodeslo_doc *slo, char *buf, size_t len)
 {
-	char err[512];
+	snprintf(buf, len, "NodeSLO %s (resourceVersion %s)", slo->name,
+		 *slo->resource_version ? slo->resource_version : "none");
+	return buf;
+}
+
+/*
+ * The config: @slo's when given, else the file's (or the defaults), with
+ * the command line's overrides; rules: the line's first.
+ */
+static int load_config(const struct options *o, const struct nodeslo_doc *slo,
+		       struct koord_config *c, struct class_rules *rules)
+{
+	char err[512], name[400];
 	int r;
 
 	memset(rules, 0, sizeof(*rules));
-	if (o->config) {
+	if (slo) {
+		r = config_parse_nodeslo(slo_name(slo, name, sizeof(name)), slo->text, slo->len,
+					 o->config, c, err, sizeof(err));
+		if (r) {
+			log_err("%s", err);
+			config_free(c);
+			return r;
+		}
+	} else if (o->config) {
 		r = config_load(o->config, c, err, sizeof(err));
 		if (r) {
 			log_err("%s", err);
@@ -1371,7 +1437,6 @@ static int restore_all(struct daemon *d, const char *why)
 	return left;
 }
 
-/* SIGHUP: a valid file replaces the config; a bad one changes nothing. */
 /* Would @b write other values than @a (both enforcing)? The fields the actions read. */
 static bool writes_differ(const struct koord_config *a, const struct koord_config *b)
 {
@@ -1383,21 +1448,68 @@ static bool writes_differ(const struct koord_config *a, const struct koord_confi
 	       memcmp(&a->throttle, &b->throttle, sizeof(a->throttle));
 }
 
-static void do_reload(struct daemon *d)
+/* The --config file's identity now, to tell an edit (a ConfigMap swaps the file). */
+static void config_stat(const struct daemon *d, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (d->o->config && stat(d->o->config, st))
+		memset(st, 0, sizeof(*st));
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_dev == b->st_dev && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/*
+ * Was the --config file edited since it was read? Only once it has stayed
+ * the same for a period: a file written in place is not read half-written.
+ */
+static bool config_edited(struct daemon *d)
+{
+	struct stat st;
+	bool settled;
+
+	if (!d->o->config)
+		return false;
+	config_stat(d, &st);
+	settled = same_file(&st, &d->config_seen);
+	d->config_seen = st;
+	return settled && !same_file(&st, &d->config_st);
+}
+
+/*
+ * SIGHUP, an edit of the file, or a new NodeSLO (@slo): the file read again
+ * with the NodeSLO (@slo, else the one applied), a valid result replaces the
+ * config, a bad one changes nothing.
+ */
+static bool do_reload(struct daemon *d, const struct nodeslo_doc *slo)
 {
 	struct koord_config nc;
 	struct class_rules nr;
 	bool was_on = d->cfg.be.enable, rewrite;
+	char source[PATH_MAX + 400], name[400];
 	size_t i;
 
-	reload = 0;
-	if (!d->o->config) {
+	if (!slo && d->slo_cur.text)
+		slo = &d->slo_cur;
+	if (!slo && !d->o->config) {
 		log_info("reload: no --config file; nothing to reload");
-		return;
+		return false;
 	}
-	if (load_config(d->o, &nc, &nr)) {
-		log_err("reload failed: keeping the previous configuration");
-		return;
+	config_stat(d, &d->config_st);	/* this version is read: no second reload for it */
+	if (slo)
+		slo_name(slo, name, sizeof(name));
+	if (slo && d->o->config)
+		snprintf(source, sizeof(source), "%s over %s", name, d->o->config);
+	else
+		snprintf(source, sizeof(source), "%s", slo ? name : d->o->config);
+	if (load_config(d->o, slo, &nc, &nr)) {
+		log_err("reload of %s failed: keeping the previous configuration", source);
+		d->reloads_err++;
+		d->reload_failed = true;
+		return false;
 	}
 	/* these are bound at start */
 	if (strcmp(nc.listen, d->cfg.listen) || strcmp(nc.health_listen, d->cfg.health_listen) ||
@@ -1447,7 +1559,86 @@ static void do_reload(struct daemon *d)
 	shared.period = d->cfg.period_s;
 	pthread_mutex_unlock(&shared.lock);
 	rescan(d);
-	log_info("reloaded %s: enforcement %s", d->o->config, d->cfg.be.enable ? "on" : "off");
+	d->reloads_ok++;
+	d->reload_failed = false;
+	log_info("reloaded %s: enforcement %s", source, d->cfg.be.enable ? "on" : "off");
+	return true;
+}
+
+/*
+ * @doc (taken over) as the NodeSLO last read and, when @applied, as the one
+ * of the configuration. 0 or -ENOMEM.
+ */
+static int slo_keep(struct daemon *d, struct nodeslo_doc *doc, bool applied)
+{
+	int r = applied ? nodeslo_doc_copy(doc, &d->slo_cur) : 0;
+
+	nodeslo_doc_free(&d->slo_seen);
+	d->slo_seen = *doc;
+	memset(doc, 0, sizeof(*doc));
+	return r;
+}
+
+/* A new answer of the NodeSLO poller: applied when its text is not the one last read. */
+static void poll_nodeslo(struct daemon *d)
+{
+	struct nodeslo_doc doc;
+	int r;
+
+	if (!d->slo || poller_generation(d->slo) == d->slo_gen)
+		return;
+	r = nodeslo_take(d->slo, &doc, &d->slo_gen);
+	if (r) {
+		if (r != -ENOENT)
+			log_err("nodeslo: %s", strerror(-r));
+		return;
+	}
+	if (doc.len == d->slo_seen.len && !memcmp(doc.text, d->slo_seen.text, doc.len)) {
+		nodeslo_doc_free(&doc);	/* read at start, or refused already */
+		return;
+	}
+	if (slo_keep(d, &doc, do_reload(d, &doc)))
+		log_err("nodeslo: out of memory");
+}
+
+/*
+ * --nodeslo at start: one read, before anything is bound or watched, so the
+ * NodeSLO decides those too. An unreachable API server or a NodeSLO refused
+ * leaves the file (or the defaults) until the poller brings a good one.
+ */
+static int start_nodeslo(struct daemon *d)
+{
+	struct options *o = d->o;
+	struct nodeslo_doc doc;
+	char why[1600], name[400], url[1024];
+	bool applied;
+
+	if (!o->nodeslo_token)
+		o->nodeslo_token = SA_DIR "/token";
+	if (!o->nodeslo_ca)
+		o->nodeslo_ca = SA_DIR "/ca.crt";
+	if (http_expand_url(o->nodeslo, url, sizeof(url), why, sizeof(why))) {
+		log_err("--nodeslo %s", why);	/* a mistake of the command line: never right */
+		return -EINVAL;
+	}
+	if (nodeslo_get(o->nodeslo, o->nodeslo_token, o->nodeslo_ca, &doc, why, sizeof(why))) {
+		log_warn("nodeslo: %s; starting from %s until it answers", why,
+			 o->config ? o->config : "the defaults");
+		return 0;
+	}
+	applied = !load_config(o, &doc, &d->cfg, &d->rules);
+	if (applied)
+		log_info("configuration: %s%s%s", slo_name(&doc, name, sizeof(name)),
+			 o->config ? " over " : "", o->config ? o->config : "");
+	else
+		log_err("%s refused: starting from %s until a good one comes",
+			slo_name(&doc, name, sizeof(name)), o->config ? o->config : "the defaults");
+	d->reload_failed = !applied;
+	if (slo_keep(d, &doc, applied)) {
+		log_err("out of memory");
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* --check-config: 0 when valid. */
@@ -1488,9 +1679,13 @@ int main(int argc, char **argv)
 		return 1;
 	if (o.check_config)
 		return check_config(o.check_config);
-	/* a bad file stops everything here: nothing has been written */
-	if (load_config(&o, &d.cfg, &d.rules))
+	if (o.nodeslo && start_nodeslo(&d))
 		return 1;
+	/* a bad file stops everything here: nothing has been written */
+	if (!d.slo_cur.text && load_config(&o, NULL, &d.cfg, &d.rules))
+		return 1;
+	config_stat(&d, &d.config_st);
+	d.config_seen = d.config_st;
 	shared.period = d.cfg.period_s;
 	if (!o.once) {
 		lfd = open_listener(d.cfg.listen);
@@ -1585,6 +1780,12 @@ int main(int argc, char **argv)
 			goto out;
 		shared.kube = d.kube;
 	}
+	if (o.nodeslo) {	/* after the privileges are dropped, as the other pollers */
+		err = nodeslo_start(o.nodeslo, o.nodeslo_token, o.nodeslo_ca,
+				    o.nodeslo_interval ? o.nodeslo_interval : NODESLO_INTERVAL_S, &d.slo);
+		if (err)
+			goto out;
+	}
 	if (*d.cfg.yarn.nm_url) {
 		struct http_opts no = { .url = d.cfg.yarn.nm_url, .interval_s = d.cfg.yarn.interval_s,
 					.timeout_s = d.cfg.yarn.timeout_s };
@@ -1623,9 +1824,16 @@ int main(int argc, char **argv)
 			continue;
 		}
 		urgent = false;
-		if (reload) {	/* the tables a render reads change: under the state lock */
+		if (config_edited(&d))
+			reload = 1;
+		if (reload || (d.slo && poller_generation(d.slo) != d.slo_gen)) {
+			/* the tables a render reads change: under the state lock */
 			pthread_mutex_lock(&last.lock);
-			do_reload(&d);
+			if (reload) {
+				reload = 0;
+				do_reload(&d, NULL);
+			}
+			poll_nodeslo(&d);
 			pthread_mutex_unlock(&last.lock);
 		}
 		next += d.cfg.period_s;
@@ -1648,6 +1856,9 @@ out:
 		MHD_stop_daemon(health);
 	kubelet_stop(d.kube);
 	poller_stop(d.nm);
+	poller_stop(d.slo);
+	nodeslo_doc_free(&d.slo_seen);
+	nodeslo_doc_free(&d.slo_cur);
 	if (lfd >= 0)
 		close(lfd);
 	if (hfd >= 0)

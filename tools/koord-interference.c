@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,20 +116,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "version", no_argument, NULL, 'V' },
 		{},
 	};
-	char err[256], *end;
+	char err[256];
 	unsigned long v;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "d:jc:r:t:Tvh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
-			errno = 0;
-			o->duration = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !isfinite(o->duration) ||
-			    o->duration <= 0 || o->duration > 86400) {
-				log_err("bad duration \"%s\": want seconds, 0 < SECONDS <= 86400", optarg);
+			if (cli_number("duration", "seconds", optarg, 0, 86400, true, &o->duration))
 				return -EINVAL;
-			}
 			break;
 		case 'j':
 			o->json = true;
@@ -155,13 +149,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->trace = true;
 			break;
 		case 'L':
-			errno = 0;
-			o->long_wait_ms = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !isfinite(o->long_wait_ms) ||
-			    o->long_wait_ms < 0.001 || o->long_wait_ms > 60000) {
-				log_err("bad --long-wait \"%s\": want milliseconds, 0.001 to 60000", optarg);
+			if (cli_number("--long-wait", "milliseconds", optarg, 0.001, 60000, false,
+				       &o->long_wait_ms))
 				return -EINVAL;
-			}
 			break;
 		case 'P':
 			if (cli_counter_source(optarg, &o->pmu))

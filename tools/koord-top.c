@@ -11,7 +11,6 @@
 #include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
-#include <math.h>
 #include <ncurses.h>
 #include <signal.h>
 #include <stdio.h>
@@ -129,13 +128,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 	while ((opt = getopt_long(argc, argv, "d:bn:jc:r:f:s:Rvh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
-			errno = 0;
-			o->delay = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !isfinite(o->delay) ||
-			    o->delay < 0.1 || o->delay > 3600) {
-				log_err("bad delay \"%s\": want seconds, 0.1 <= SECONDS <= 3600", optarg);
+			if (cli_number("delay", "seconds", optarg, 0.1, 3600, false, &o->delay))
 				return -EINVAL;
-			}
 			break;
 		case 'b':
 			o->batch = true;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,24 @@ int cli_counter_source(const char *arg, enum pmu_source *out)
 	}
 	log_err("bad --counter-source \"%s\": want auto, hardware, software or off", arg);
 	return -EINVAL;
+}
+
+int cli_number(const char *what, const char *unit, const char *arg, double min, double max,
+	       bool open_min, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v < min || (open_min && v == min) ||
+	    v > max) {
+		log_err("bad %s \"%s\": want %s, %g %s %s <= %g", what, arg, unit, min,
+			open_min ? "<" : "<=", unit, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
 }
 
 int cli_max_containers(const char *arg, unsigned int *out)

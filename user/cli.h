@@ -3,6 +3,7 @@
 #ifndef KOORD_CLI_H
 #define KOORD_CLI_H
 
+#include <stdbool.h>
 #include "window.h"
 
 #ifndef KOORD_BPF_VERSION
@@ -14,6 +15,13 @@ void cli_version(const char *prog);
 
 /* --counter-source auto|hardware|software|off; 0 or -EINVAL. */
 int cli_counter_source(const char *arg, enum pmu_source *out);
+/*
+ * A number option @what of @unit ("seconds") in [@min, @max], or (@min, @max]
+ * when @open_min: "bad WHAT \"ARG\": want UNIT, MIN <= UNIT <= MAX" logged
+ * otherwise. 0 or -EINVAL.
+ */
+int cli_number(const char *what, const char *unit, const char *arg, double min, double max,
+	       bool open_min, double *out);
 /* --max-containers 16..1048576; 0 or -EINVAL. */
 int cli_max_containers(const char *arg, unsigned int *out);
 

@@ -1019,8 +1019,12 @@ static void honour_cpu_qos(const char *name, struct koord_config *c)
 	}
 }
 
-int config_parse(const char *name, const char *text, size_t len, struct koord_config *c,
-		 char *err, size_t errlen)
+/*
+ * @text into @c, defaults first; *@koordbpf tells whether it had a koordBPF
+ * section. On error @c is left at defaults.
+ */
+static int parse_raw(const char *name, const char *text, size_t len, struct koord_config *c,
+		     bool *koordbpf, char *err, size_t errlen)
 {
 	struct ctx x = { .name = name, .err = err, .errlen = errlen, .c = c };
 	struct json_object *root = NULL;
@@ -1034,23 +1038,39 @@ int config_parse(const char *name, const char *text, size_t len, struct koord_co
 	if (!ret)
 		ret = read_top(&x, root);
 	json_object_put(root);
-	if (!ret && c->mode == MODE_ADVISE && c->be.enable) {
+	if (ret) {
+		config_free(c);
+		config_defaults(c);
+	}
+	*koordbpf = x.koordbpf_at[0];
+	return ret;
+}
+
+/* What the sections decide together: who writes, once all are read. */
+static void finish(const char *name, struct koord_config *c)
+{
+	if (c->mode == MODE_ADVISE && c->be.enable) {
 		c->be.enable = false;
 		log_info("%s: koordBPF.mode advise: koord-bpf writes nothing, it judges the changes "
 			 "other writers make to BE cgroups", name);
 	}
-	if (!ret)
-		honour_cpu_qos(name, c);
-	if (!ret && c->ignored && c->be.enable) {
+	honour_cpu_qos(name, c);
+	if (c->ignored && c->be.enable) {
 		c->be.enable = false;
 		log_warn("%s: enforcement off, measuring only: %d value(s) of "
 			 "the NodeSLO not supported (the first: %s)", name,
 			 c->ignored, c->ignored_first);
 	}
-	if (ret) {
-		config_free(c);
-		config_defaults(c);
-	}
+}
+
+int config_parse(const char *name, const char *text, size_t len, struct koord_config *c,
+		 char *err, size_t errlen)
+{
+	bool koordbpf;
+	int ret = parse_raw(name, text, len, c, &koordbpf, err, errlen);
+
+	if (!ret)
+		finish(name, c);
 	return ret;
 }
 
@@ -1088,6 +1108,48 @@ static int read_file(const char *path, char **text, size_t *len)
 	else
 		*text = buf;
 	return ret;
+}
+
+int config_parse_nodeslo(const char *name, const char *text, size_t len, const char *path,
+			 struct koord_config *c, char *err, size_t errlen)
+{
+	struct koord_config slo;
+	char *own = NULL;
+	size_t own_len = 0;
+	bool koordbpf;
+	int ret = 0;
+
+	if (path && (ret = read_file(path, &own, &own_len))) {
+		config_defaults(c);
+		if (err && errlen)
+			snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (path)
+		ret = parse_raw(path, own, own_len, c, &koordbpf, err, errlen);
+	else
+		config_defaults(c);
+	free(own);
+	if (ret)
+		return ret;
+	ret = parse_raw(name, text, len, &slo, &koordbpf, err, errlen);
+	if (ret) {
+		config_free(&slo);	/* at its defaults, allocated */
+		config_free(c);
+		config_defaults(c);
+		return ret;
+	}
+	if (koordbpf)
+		log_info("%s: koordBPF: ignored, koord-bpf's own settings come from %s", name,
+			 path ? path : "its defaults");
+	/* Koordinator's sections: the NodeSLO's, all of them, as koordlet takes them */
+	c->be = slo.be;
+	c->ignored = slo.ignored;
+	memcpy(c->ignored_first, slo.ignored_first, sizeof(c->ignored_first));
+	c->cpu_qos = slo.cpu_qos;
+	config_free(&slo);
+	finish(name, c);
+	return 0;
 }
 
 int config_load(const char *path, struct koord_config *c, char *err, size_t errlen)

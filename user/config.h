@@ -148,6 +148,15 @@ int config_load(const char *path, struct koord_config *c, char *err, size_t errl
 /* The same from @len bytes of @text (@name stands for the file in messages). */
 int config_parse(const char *name, const char *text, size_t len, struct koord_config *c,
 		 char *err, size_t errlen);
+/*
+ * The node's NodeSLO of @len bytes of @text (@name in messages) over the
+ * file @path (NULL: the defaults): Koordinator's sections (resourceUsed-
+ * ThresholdWithBE, resourceQOSStrategy) are the NodeSLO's, whole, and
+ * koord-bpf's own section the file's; a koordBPF in the NodeSLO is noted and
+ * ignored. Errors as config_load(), of either document.
+ */
+int config_parse_nodeslo(const char *name, const char *text, size_t len, const char *path,
+			 struct koord_config *c, char *err, size_t errlen);
 /* Frees strings, rules and the hook argv; safe twice. */
 void config_free(struct koord_config *c);
 

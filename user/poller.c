@@ -76,6 +76,10 @@ static void poll_once(struct poller *p)
 	int r;
 
 	r = http_get(&p->o, p->url, &body, &len, err, sizeof(err));
+	if (r && __atomic_load_n(&p->stop, __ATOMIC_RELAXED)) {
+		free(body);	/* ended by poller_stop(): no failure of the agent's */
+		return;
+	}
 	snprintf(why, sizeof(why), "%s", err);
 	if (!r) {
 		hash = fnv1a(body, len);
@@ -118,9 +122,11 @@ static void poll_once(struct poller *p)
 	pthread_mutex_unlock(&p->lock);
 	if (r && (was_up || p->err_total == 1))
 		log_warn("%s: %s; going on with the last good answer, if any", p->kind->name, why);
-	else if (!r && !was_up)
+	else if (!r && !was_up && p->kind->items)
 		log_info("%s: %zu %s from %s", p->kind->name, count(p->kind, same ? p->v : v),
 			 p->kind->items, p->url);
+	else if (!r && !was_up)
+		log_info("%s: read from %s", p->kind->name, p->url);
 }
 
 static void *run(void *arg)
@@ -263,10 +269,11 @@ void poller_metrics(struct poller *p, FILE *f)
 	fprintf(f, "# HELP koord_bpf_%s_up 1 when the last poll of the %s succeeded.\n"
 		   "# TYPE koord_bpf_%s_up gauge\nkoord_bpf_%s_up %d\n",
 		n, n, n, n, p->up);
-	fprintf(f, "# HELP koord_bpf_%s_%s In the last good answer.\n"
-		   "# TYPE koord_bpf_%s_%s gauge\nkoord_bpf_%s_%s %zu\n",
-		n, p->kind->items, n, p->kind->items, n, p->kind->items,
-		count(p->kind, p->v));
+	if (p->kind->items)
+		fprintf(f, "# HELP koord_bpf_%s_%s In the last good answer.\n"
+			   "# TYPE koord_bpf_%s_%s gauge\nkoord_bpf_%s_%s %zu\n",
+			n, p->kind->items, n, p->kind->items, n, p->kind->items,
+			count(p->kind, p->v));
 	fprintf(f, "# HELP koord_bpf_%s_polls_total Polls of the %s.\n"
 		   "# TYPE koord_bpf_%s_polls_total counter\n"
 		   "koord_bpf_%s_polls_total{result=\"ok\"} %llu\n"

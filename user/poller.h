@@ -15,9 +15,9 @@
 /* What is polled: how an answer is parsed, freed and counted. */
 struct poll_kind {
 	const char *name;	/* in messages and metric names: koord_bpf_<name>_up, ... */
-	const char *items;	/* the unit counted: koord_bpf_<name>_<items> */
+	const char *items;	/* the unit counted: koord_bpf_<name>_<items>; NULL: none */
 	size_t size;		/* of a parsed answer; the poller allocates it */
-	size_t count_off;	/* where in it the number of items is (a size_t) */
+	size_t count_off;	/* where in it the number of items is (a size_t), with items */
 	/* the answer into @out; 0, -EINVAL with the reason in @err, -ENOMEM */
 	int (*parse)(const char *text, size_t len, void *out, char *err, size_t errlen);
 	void (*free)(void *v);	/* what a parsed answer holds (not itself) */
@@ -36,7 +36,7 @@ void poller_with(struct poller *p, void (*fn)(const void *v, void *ctx), void *c
 bool poller_status(struct poller *p, char *why, size_t len);
 /* Seconds since the last good answer, < 0 when none came yet; thread-safe. */
 double poller_age(struct poller *p);
-/* koord_bpf_<name>_up, _<items>, _polls_total{result}, _last_success_age_seconds. */
+/* koord_bpf_<name>_up, _<items> (if counted), _polls_total{result}, _last_success_age_seconds. */
 void poller_metrics(struct poller *p, FILE *f);
 
 #endif

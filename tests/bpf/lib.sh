@@ -30,3 +30,11 @@ gone() {
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+until_true() { # until_true SECONDS COMMAND...: poll every 0.1 s
+	local i n=$(( $1 * 10 )); shift
+	for i in $(seq "$n"); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+metric() { # metric FILE SERIES: its value
+	awk -v s="$2" 'index($0, s " ") == 1 { print $NF }' "$1"
+}

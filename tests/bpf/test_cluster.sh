@@ -22,14 +22,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-until_true() { # until_true SECONDS COMMAND...: poll every 0.1 s
-	local i n=$(( $1 * 10 )); shift
-	for i in $(seq "$n"); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
-metric() { # metric FILE SERIES: its value
-	awk -v s="$2" 'index($0, s " ") == 1 { print $NF }' "$1"
-}
 
 # ---- the stand-ins ----
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \

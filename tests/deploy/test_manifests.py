@@ -23,6 +23,8 @@ DOCKERFILE = os.path.join(ROOT, 'deploy', 'Dockerfile')
 # What the daemon needs, measured by dropping capabilities (docs/deploy.md).
 ALLOWED_CAPS = {'BPF', 'PERFMON', 'KILL', 'SYS_RESOURCE'}
 REQUIRED_CAPS = {'BPF', 'PERFMON'}
+# Set in every container by the kubelet.
+KUBELET_ENV = {'KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT'}
 HOST_PATHS = {'/sys/fs/cgroup': False, '/sys/fs/bpf': False, '/sys/kernel/btf': True,
               '/var/lib/koord-bpf': False}   # path: mounted read-only
 
@@ -121,6 +123,17 @@ def check(docs):
     for var in re.findall(r'\$\{([^}]*)\}', kb.get('kubelet', {}).get('url', '')):
         need(var in env, 'kubelet url uses ${%s}, which the pod does not set' % var)
     need(pod.get('automountServiceAccountToken', True), 'the kubelet token is not mounted')
+    # the node's NodeSLO: its URL's variables are set, the role reads NodeSLOs, and since the
+    # cluster's NodeSLO decides enforcement, the shipped config writes nothing (advise)
+    if '--nodeslo' in args:
+        url = args[args.index('--nodeslo') + 1]
+        for var in re.findall(r'\$\{([^}]*)\}', url):
+            need(var in env | KUBELET_ENV, '--nodeslo uses ${%s}, which the pod does not set' % var)
+        need(any('slo.koordinator.sh' in r.get('apiGroups', []) and 'nodeslos' in r.get('resources', [])
+                 and 'get' in r.get('verbs', []) for r in role['rules']),
+             'ClusterRole lacks get nodeslos.slo.koordinator.sh (--nodeslo)')
+        need(kb.get('mode') == 'advise',
+             'koordBPF.mode is not advise: the cluster\'s NodeSLO would make it write beside koordlet')
 
     # Prometheus finds the port the daemon listens on; the probes ask /healthz there
     ann = tmpl['metadata'].get('annotations', {})
@@ -230,6 +243,13 @@ def main():
             'spec']['ingress'][0]['ports'].append({'port': 9327}),
         'role grants nodes/proxy': lambda _, docs: next(d for d in docs if d['kind'] == 'ClusterRole')[
             'rules'][0]['resources'].append('nodes/proxy'),
+        'nodeslo url variable unset': lambda ds, _: container(ds).update(
+            env=[e for e in container(ds)['env'] if e['name'] != 'NODE_NAME']),
+        'role lacks nodeslos': lambda _, docs: next(d for d in docs if d['kind'] == 'ClusterRole')[
+            'rules'].pop(1),
+        'enforcing beside koordlet': lambda _, docs: next(d for d in docs if d['kind'] == 'ConfigMap')[
+            'data'].update({'koord-bpf.json': '{"koordBPF": {"listen": "0.0.0.0:9326", '
+                            '"healthListen": "0.0.0.0:9327"}}'}),
         'binding names another account': lambda _, docs: next(
             d for d in docs if d['kind'] == 'ClusterRoleBinding')['subjects'][0].update(name='default'),
     }

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""A stand-in kubelet (and NodeManager) for tests/unit/test_kubelet.c: HTTPS on loopback,
-recorded answers.
+"""A stand-in kubelet (and NodeManager, and the API server's NodeSLOs) for
+tests/unit/test_kubelet.c and the daemon's tests: HTTPS on loopback (plain HTTP
+when CERT is "-"), recorded answers.
 
-    kubelet_server.py CERT KEY TOKEN DATA_DIR PORT_FILE
+    kubelet_server.py CERT KEY TOKEN DATA_DIR PORT_FILE [NODESLO_DIR]
 
 /pods        data/podlist.json (needs "Authorization: Bearer TOKEN", else 401)
 /pods-changing  the same, one more trailing space at each request: every answer differs
@@ -12,6 +13,9 @@ recorded answers.
 /slow        answers after 3 s
 /error       500
 /ws/v1/node/containers  data/nm-containers.json (NodeManager; no token)
+/apis/slo.koordinator.sh/v1alpha1/nodeslos/NAME  NODESLO_DIR/NAME.json as it is at the request
+             (404 when absent); the token is needed over HTTPS and refused (400) over
+             plain HTTP, where it would travel in clear
 The chosen port is written to PORT_FILE once it listens.
 """
 import http.server
@@ -21,6 +25,8 @@ import sys
 import time
 
 cert, key, token, data, port_file = sys.argv[1:6]
+nodeslo_dir = sys.argv[6] if len(sys.argv) > 6 else None
+NODESLOS = '/apis/slo.koordinator.sh/v1alpha1/nodeslos/'
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -42,7 +48,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
             pass   # the client gave up, as it should on /huge
 
+    def nodeslo(self):
+        auth = self.headers.get('Authorization')
+        if cert == '-' and auth is not None:
+            return self.send(400, b'{"kind": "Status", "message": "a token over plain HTTP"}')
+        if cert != '-' and auth != 'Bearer ' + token:
+            return self.send(401, b'{"kind": "Status", "code": 401}')
+        name = self.path[len(NODESLOS):]
+        try:
+            body = open(os.path.join(nodeslo_dir, os.path.basename(name) + '.json'), 'rb').read()
+        except FileNotFoundError:
+            return self.send(404, b'{"kind": "Status", "code": 404}')
+        return self.send(200, body)
+
     def answer(self):
+        if nodeslo_dir and self.path.startswith(NODESLOS):
+            return self.nodeslo()
         if self.path == '/pods':
             if self.headers.get('Authorization') != 'Bearer ' + token:
                 return self.send(401, b'{"kind": "Status", "code": 401}')
@@ -81,9 +102,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-ctx.load_cert_chain(cert, key)
-srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+if cert != '-':
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 with open(port_file + '.tmp', 'w') as f:
     f.write(str(srv.server_address[1]))
 os.rename(port_file + '.tmp', port_file)
