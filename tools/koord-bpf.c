@@ -1443,7 +1443,7 @@ static bool writes_differ(const struct koord_config *a, const struct koord_confi
 	/* both from config_defaults()'s memset: padding compares equal */
 	return memcmp(&a->be, &b->be, sizeof(a->be)) ||
 	       a->be_wakeup_priority != b->be_wakeup_priority ||
-	       a->reserved_cpus != b->reserved_cpus ||
+	       memcmp(&a->reservation, &b->reservation, sizeof(a->reservation)) ||
 	       a->suppress_smoothing_windows != b->suppress_smoothing_windows ||
 	       memcmp(&a->throttle, &b->throttle, sizeof(a->throttle));
 }

@@ -40,7 +40,7 @@ static void measure(struct enforcer *e, const struct window *w, const struct con
 		.node_used = smoother_push(&e->sm_node, node),
 		.pods_used = smoother_push(&e->sm_pods, pods),
 		.non_be_used = smoother_push(&e->sm_non_be, non_be),
-		.reserved_cores = e->c->reserved_cpus,
+		.reserved_cores = config_reserved_cores(e->c),
 	};
 }
 
@@ -162,7 +162,8 @@ int act_be_cpuset_write(struct enforcer *e, const struct container_table *t, con
 
 /*
  * The CPUs BE may be given: its root's parent's cpuset (all online CPUs when
- * unknown), but those it is kept off.
+ * unknown), but the node's reserved CPUs and those it is kept off (while
+ * any is left).
  */
 static void be_pool(const struct enforcer *e, const char *root, cpu_set_t *pool)
 {
@@ -180,14 +181,9 @@ static void be_pool(const struct enforcer *e, const char *root, cpu_set_t *pool)
 		CPU_AND(pool, pool, &e->topo.online);
 	else
 		*pool = e->topo.online;
-	if (e->keepoff.on) {
-		cpu_set_t rest;
-
-		CPU_XOR(&rest, pool, &e->keepoff.cpus);
-		CPU_AND(&rest, &rest, pool);
-		if (CPU_COUNT(&rest))
-			*pool = rest;
-	}
+	cpuset_exclude(pool, &e->c->reservation.cpus);
+	if (e->keepoff.on)
+		cpuset_exclude(pool, &e->keepoff.cpus);
 }
 
 static void by_cpuset(struct enforcer *e, const struct container_table *t, double allowed)

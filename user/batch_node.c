@@ -161,12 +161,12 @@ int batch_node_period(struct batch_node *b, const struct koord_config *c, const 
 	b->cpu = (struct batch_resource){
 		.capacity = host->cpus, .reclaim_percent = c->batch.cpu_reclaim_threshold_percent,
 		.node_used = mean[BV_CPU_NODE], .pods_used = mean[BV_CPU_PODS],
-		.hp_used = mean[BV_CPU_HP], .reserved = c->reserved_cpus,
+		.hp_used = mean[BV_CPU_HP], .reserved = config_reserved_cores(c),
 	};
 	b->mem = (struct batch_resource){
 		.capacity = total, .reclaim_percent = c->batch.memory_reclaim_threshold_percent,
 		.node_used = mean[BV_MEM_NODE], .pods_used = mean[BV_MEM_PODS],
-		.hp_used = mean[BV_MEM_HP], .reserved = c->batch.reserved_memory_bytes,
+		.hp_used = mean[BV_MEM_HP], .reserved = c->reservation.memory,
 	};
 	batch_usage(&b->cpu);
 	batch_usage(&b->mem);

@@ -49,7 +49,7 @@ struct batch_node {
 /*
  * One period: the window @w (its containers classified by @t) and the
  * memory of every pod in @t at @now_s (read every BATCH_MEM_REFRESH_S), then the averages and the batch
- * capacity with @c's koordBPF.batch and reservedCPUs. As Koordinator, LSE
+ * capacity with @c's koordBPF.batch and reservation. As Koordinator, LSE
  * pods count CPU at request when the kubelet gave it (they never lend CPU),
  * and so do high-priority pods without cgroups (@host's unseen_*).
  * Returns 0 or -ENOMEM.

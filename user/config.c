@@ -21,6 +21,8 @@
 #include <json-c/json.h>
 #include "config.h"
 #include "log.h"
+#include "quantity.h"
+#include "suppress.h"
 
 #define CONFIG_FILE_MAX	(4 << 20)
 #define PATH_LEN	256
@@ -237,6 +239,43 @@ static int read_num(struct ctx *x, const struct field *f, const char *path, stru
 	if (!ret)
 		*(double *)field_ptr(x, f) = d;
 	return ret > 0 ? 0 : ret;
+}
+
+/* A Kubernetes quantity ("2", "1500m", "4Gi") or a plain number, as a ResourceList holds it. */
+static int read_quantity(struct ctx *x, const struct field *f, const char *path,
+			 struct json_object *v)
+{
+	double d;
+
+	if (json_object_is_type(v, json_type_string)) {
+		if (quantity_parse(json_object_get_string(v), &d))
+			return fail(x, path, "not a quantity (\"2\", \"500m\", \"4Gi\"): \"%s\"",
+				    json_object_get_string(v));
+	} else if (get_number(x, path, v, false, &d)) {
+		return -EINVAL;
+	} else if (d < 0) {
+		return fail(x, path, "must be >= 0, got %g", d);
+	}
+	*(double *)field_ptr(x, f) = d;
+	return 0;
+}
+
+/* A CPU list ("0-1,4"), as node.koordinator.sh/reservation's reservedCPUs. */
+static int read_cpu_list(struct ctx *x, const struct field *f, const char *path,
+			 struct json_object *v)
+{
+	if (!json_object_is_type(v, json_type_string))
+		return type_error(x, path, "a CPU list string (\"0-1,4\")", v);
+	if (cpuset_parse(json_object_get_string(v), field_ptr(x, f)))
+		return fail(x, path, "not a CPU list (\"0-1,4\"): \"%s\"",
+			    json_object_get_string(v));
+	return 0;
+}
+
+/* A key of an earlier version, refused with where its value goes now. */
+static int read_moved(struct ctx *x, const struct field *f, const char *path, struct json_object *v)
+{
+	return fail(x, path, "%s", (const char *)f->arg);
 }
 
 static int read_bool(struct ctx *x, const struct field *f, const char *path, struct json_object *v)
@@ -603,6 +642,8 @@ static int check_eviction(struct ctx *x, const char *path)
 #define STR(k, m, chk)		{ .key = k, .read = read_str, .off = OFF(m), .check = chk }
 #define ENUM(k, m, names)	{ .key = k, .read = read_enum, .off = OFF(m), .arg = names }
 #define CUSTOM(k, fn)		{ .key = k, .read = fn }
+#define QUANTITY(k, m)		{ .key = k, .read = read_quantity, .off = OFF(m) }
+#define MOVED(k, where)		{ .key = k, .read = read_moved, .arg = where }
 #define NOTE(k, why)		{ .key = k, .read = read_note, .arg = why }
 #define SECTION(k, table, chk)	{ .key = k, .read = read_section,			\
 				  .arg = &(const struct section){ .fields = table, .check = chk } }
@@ -682,7 +723,23 @@ static const struct field batch_fields[] = {
 	INT("cpuReclaimThresholdPercent", batch.cpu_reclaim_threshold_percent, 0, 100, 0),
 	INT("memoryReclaimThresholdPercent", batch.memory_reclaim_threshold_percent, 0, 100, 0),
 	INT("metricAggregateDurationSeconds", batch.aggregate_seconds, 1, 3600, 0),
-	NUM("reservedMemoryBytes", batch.reserved_memory_bytes, 0, NO_MAX, 0),
+	MOVED("reservedMemoryBytes", "moved: koordBPF.reservation.resources.memory"),
+	{ 0 }
+};
+
+static const struct field reservation_resources_fields[] = {
+	QUANTITY("cpu", reservation.cpu),
+	QUANTITY("memory", reservation.memory),
+	{ 0 }
+};
+
+/* node.koordinator.sh/reservation's shape, so the node's annotation can be pasted in. */
+static const struct field reservation_fields[] = {
+	{ .key = "resources", .read = read_section,
+	  .arg = &(const struct section){ .fields = reservation_resources_fields,
+					  .unknown_note = NOT_USED } },
+	{ .key = "reservedCPUs", .read = read_cpu_list, .off = OFF(reservation.cpus) },
+	NOTE("applyPolicy", NOT_USED),
 	{ 0 }
 };
 
@@ -724,7 +781,9 @@ static const struct field koordbpf_fields[] = {
 	CUSTOM("classRules", read_rules),
 	BOOL("beWakeupPriority", be_wakeup_priority),
 	BOOL("reactOnLongWaits", react_on_long_waits),
-	NUM("reservedCPUs", reserved_cpus, 0, NO_MAX, 0),
+	MOVED("reservedCPUs", "moved: a number of cores is koordBPF.reservation.resources.cpu; "
+	      "reservation.reservedCPUs is a CPU list, as in node.koordinator.sh/reservation"),
+	SECTION("reservation", reservation_fields, NULL),
 	INT("suppressSmoothingWindows", suppress_smoothing_windows, 1, 60, 0),
 	SECTION("interference", interference_fields, NULL),
 	SECTION("throttle", throttle_fields, NULL),
@@ -930,7 +989,7 @@ void config_defaults(struct koord_config *c)
 	c->ncgroup_roots = i;
 	c->be_wakeup_priority = true;
 	c->react_on_long_waits = true;
-	c->reserved_cpus = 0;
+	memset(&c->reservation, 0, sizeof(c->reservation));
 	c->suppress_smoothing_windows = 3;
 	c->interference.victim_p99_wait_us = 1000;
 	c->interference.victim_p999_wait_us = 4000;
@@ -954,7 +1013,6 @@ void config_defaults(struct koord_config *c)
 	c->batch.cpu_reclaim_threshold_percent = 60;
 	c->batch.memory_reclaim_threshold_percent = 65;
 	c->batch.aggregate_seconds = 300;
-	c->batch.reserved_memory_bytes = 0;
 	c->kubelet.url = strdup("");
 	c->kubelet.token_file = strdup("/var/run/secrets/kubernetes.io/serviceaccount/token");
 	c->kubelet.ca_file = strdup("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
@@ -964,6 +1022,13 @@ void config_defaults(struct koord_config *c)
 	c->yarn.nm_url = strdup("");
 	c->yarn.interval_s = 10;
 	c->yarn.timeout_s = 5;
+}
+
+double config_reserved_cores(const struct koord_config *c)
+{
+	int n = CPU_COUNT(&c->reservation.cpus);
+
+	return n ? n : c->reservation.cpu;
 }
 
 void config_free(struct koord_config *c)

@@ -7,6 +7,7 @@
 #ifndef KOORD_CONFIG_H
 #define KOORD_CONFIG_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include "classify.h"
@@ -67,7 +68,16 @@ struct koord_config {
 	struct class_rules rules;	/* "classRules": [{"glob": G, "qos": Q}] */
 	bool be_wakeup_priority;	/* "beWakeupPriority": true (when be.enable) */
 	bool react_on_long_waits;	/* "reactOnLongWaits": true: a new culprit acts at once */
-	double reserved_cpus;		/* "reservedCPUs": 0, node CPUs kept for the system */
+	/*
+	 * "reservation": kept for the system, outside every budget, in the shape of
+	 * node.koordinator.sh/reservation (the kubelet's own reservation is
+	 * not seen by koord-bpf: give the larger, as Koordinator takes the max).
+	 */
+	struct {
+		double cpu;		/* "resources.cpu": 0 cores */
+		double memory;		/* "resources.memory": 0 bytes */
+		cpu_set_t cpus;		/* "reservedCPUs": none; BE is never given them */
+	} reservation;
 	int suppress_smoothing_windows;	/* "suppressSmoothingWindows": 3, 1..60 */
 
 	struct {			/* "interference" */
@@ -108,7 +118,6 @@ struct koord_config {
 		int cpu_reclaim_threshold_percent;	/* "cpuReclaimThresholdPercent": 60 */
 		int memory_reclaim_threshold_percent;	/* "memoryReclaimThresholdPercent": 65 */
 		int aggregate_seconds;		/* "metricAggregateDurationSeconds": 300 */
-		double reserved_memory_bytes;	/* "reservedMemoryBytes": 0 */
 	} batch;
 
 	struct {			/* "kubelet": pod metadata from GET /pods */
@@ -157,6 +166,8 @@ int config_parse(const char *name, const char *text, size_t len, struct koord_co
  */
 int config_parse_nodeslo(const char *name, const char *text, size_t len, const char *path,
 			 struct koord_config *c, char *err, size_t errlen);
+/* The cores reserved: the reservedCPUs when given (as Koordinator), else resources.cpu. */
+double config_reserved_cores(const struct koord_config *c);
 /* Frees strings, rules and the hook argv; safe twice. */
 void config_free(struct koord_config *c);
 

@@ -148,6 +148,18 @@ static const char *skip_space(const char *p)
 	return p;
 }
 
+bool cpuset_exclude(cpu_set_t *pool, const cpu_set_t *off)
+{
+	cpu_set_t rest;
+
+	CPU_XOR(&rest, pool, off);
+	CPU_AND(&rest, &rest, pool);
+	if (!CPU_COUNT(&rest) || CPU_EQUAL(&rest, pool))
+		return false;
+	*pool = rest;
+	return true;
+}
+
 int cpuset_parse(const char *s, cpu_set_t *out)
 {
 	const char *p = skip_space(s);

@@ -80,6 +80,11 @@ int cpu_topo_read(struct cpu_topo *t, const char *sysfs_cpu);
  */
 int cpuset_choose(const struct cpu_topo *t, const cpu_set_t *cand, int n, cpu_set_t *out);
 /*
+ * @pool without the CPUs of @off, unless none would be left (BE keeps a
+ * CPU): then @pool is left as it is. Returns whether it removed any.
+ */
+bool cpuset_exclude(cpu_set_t *pool, const cpu_set_t *off);
+/*
  * "0-3,8,10-11" <-> set ("" is the empty set; surrounding whitespace is
  * fine). Parse returns -EINVAL, and an empty @out, on malformed text, a
  * reversed range or a CPU >= CPU_SETSIZE. Format returns the length written

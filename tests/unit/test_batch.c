@@ -267,8 +267,8 @@ static void test_node(void **state)
 	cw[4] = (struct cg_window){ .cgid = id_of(&t, "/system.slice"), .cpu_ns = 1000000000 };
 	cw[5] = (struct cg_window){ .cgid = 999999999, .cpu_ns = 500000000 };	/* unknown: system */
 	config_defaults(&c);
-	c.reserved_cpus = 1;
-	c.batch.reserved_memory_bytes = 300 << 20;
+	c.reservation.cpu = 1;
+	c.reservation.memory = 300 << 20;
 
 	f = open_memstream(&buf, &len);
 	batch_node_metrics(&b, f);	/* nothing before the first period */

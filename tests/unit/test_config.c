@@ -60,7 +60,10 @@ static void assert_defaults(const struct koord_config *c)
 	assert_null(c->rules.v);
 	assert_true(c->be_wakeup_priority);
 	assert_true(c->react_on_long_waits);
-	assert_double(c->reserved_cpus, 0);
+	assert_double(c->reservation.cpu, 0);
+	assert_double(c->reservation.memory, 0);
+	assert_int_equal(CPU_COUNT(&c->reservation.cpus), 0);
+	assert_double(config_reserved_cores(c), 0);
 	assert_int_equal(c->suppress_smoothing_windows, 3);
 
 	assert_double(c->interference.victim_p99_wait_us, 1000);
@@ -90,7 +93,6 @@ static void assert_defaults(const struct koord_config *c)
 	assert_int_equal(c->batch.cpu_reclaim_threshold_percent, 60);
 	assert_int_equal(c->batch.memory_reclaim_threshold_percent, 65);
 	assert_int_equal(c->batch.aggregate_seconds, 300);
-	assert_double(c->batch.reserved_memory_bytes, 0);
 
 	assert_string_equal(c->kubelet.url, "");
 	assert_string_equal(c->kubelet.token_file, "/var/run/secrets/kubernetes.io/serviceaccount/token");
@@ -199,7 +201,12 @@ static void test_example_nodeslo(void **state)
 	assert_string_equal(c.rules.v[0].glob, "/kubepods.slice/kubepods-burstable.slice/*redis*");
 	assert_int_equal(c.rules.v[0].qos, KC_LSR);
 	assert_int_equal(c.rules.v[1].qos, KC_BE);
-	assert_double(c.reserved_cpus, 2);
+	/* the node's annotation pasted in: its CPU list decides the cores, as in Koordinator */
+	assert_double(c.reservation.cpu, 2);
+	assert_double(c.reservation.memory, 2.0 * (1 << 30));
+	assert_int_equal(CPU_COUNT(&c.reservation.cpus), 2);
+	assert_true(CPU_ISSET(0, &c.reservation.cpus) && CPU_ISSET(1, &c.reservation.cpus));
+	assert_double(config_reserved_cores(&c), 2);
 	assert_double(c.interference.victim_p99_wait_us, 2000);
 	assert_double(c.throttle.floor_cores, 0.1);
 	assert_double(c.throttle.recovery_step_cores, 0.2);
@@ -273,7 +280,8 @@ static void test_values(void **state)
 		"koordBPF": {
 			"period": 0.1, "listen": "[::1]:9000", "stateDir": "/run/kb",
 			"cgroupRoots": ["/"], "classRules": [{"glob": "/a=b*", "qos": "be"}],
-			"beWakeupPriority": false, "reservedCPUs": 1.5,
+			"beWakeupPriority": false,
+			"reservation": {"resources": {"cpu": "1500m", "memory": "1Gi"}},
 			"suppressSmoothingWindows": 60,
 			"interference": {"victimP99WaitUs": 0.5, "beStealPercent": 100,
 					 "sustainedWindows": 600},
@@ -304,7 +312,9 @@ static void test_values(void **state)
 	assert_string_equal(c.rules.v[0].glob, "/a=b*");
 	assert_int_equal(c.rules.v[0].qos, KC_BE);
 	assert_false(c.be_wakeup_priority);
-	assert_double(c.reserved_cpus, 1.5);
+	assert_double(c.reservation.cpu, 1.5);
+	assert_double(c.reservation.memory, 1 << 30);
+	assert_double(config_reserved_cores(&c), 1.5);
 	assert_int_equal(c.suppress_smoothing_windows, 60);
 	assert_double(c.interference.victim_p99_wait_us, 0.5);
 	assert_double(c.interference.be_steal_percent, 100);
@@ -399,7 +409,22 @@ static void test_types(void **state)
 	    "resourceUsedThresholdWithBE.cpuSuppressPolicy: must be a string, got 0");
 	BAD(KB({"period": "1"}), "koordBPF.period: must be a number, got \"1\"");
 	BAD(KB({"period": NaN}), "koordBPF.period: must be a finite number, got NaN");
-	BAD(KB({"reservedCPUs": 1e400}), "koordBPF.reservedCPUs: must be a finite number, got 1e400");
+	BAD(KB({"reservation": {"resources": {"cpu": 1e400}}}),
+	    "koordBPF.reservation.resources.cpu: must be a finite number, got 1e400");
+	BAD(KB({"reservation": {"resources": {"cpu": "two"}}}),
+	    "koordBPF.reservation.resources.cpu: not a quantity (\"2\", \"500m\", \"4Gi\"): \"two\"");
+	BAD(KB({"reservation": {"resources": {"memory": -1}}}),
+	    "koordBPF.reservation.resources.memory: must be >= 0, got -1");
+	BAD(KB({"reservation": {"reservedCPUs": 2}}),
+	    "koordBPF.reservation.reservedCPUs: must be a CPU list string (\"0-1,4\"), got 2");
+	BAD(KB({"reservation": {"reservedCPUs": "3-1"}}),
+	    "koordBPF.reservation.reservedCPUs: not a CPU list (\"0-1,4\"): \"3-1\"");
+	/* the keys of an earlier version say where their values went */
+	BAD(KB({"reservedCPUs": 2}),
+	    "koordBPF.reservedCPUs: moved: a number of cores is koordBPF.reservation.resources.cpu; "
+	    "reservation.reservedCPUs is a CPU list, as in node.koordinator.sh/reservation");
+	BAD(KB({"batch": {"reservedMemoryBytes": 0}}),
+	    "koordBPF.batch.reservedMemoryBytes: moved: koordBPF.reservation.resources.memory");
 	BAD(KB({"listen": 9326}), "koordBPF.listen: must be a string, got 9326");
 	BAD(KB({"listen": ""}), "koordBPF.listen: must be HOST:PORT, got \"\"");
 	BAD(KB({"listen": "localhost"}), "koordBPF.listen: must be HOST:PORT, got \"localhost\"");
@@ -476,7 +501,6 @@ static void test_ranges(void **state)
 		{ "resourceUsedThresholdWithBE.memoryEvictLowerPercent", "100", "in [0, 100)" },
 		{ "koordBPF.period", "0.09", "in [0.1, 3600]" },
 		{ "koordBPF.period", "3601", "in [0.1, 3600]" },
-		{ "koordBPF.reservedCPUs", "-0.5", ">= 0" },
 		{ "koordBPF.suppressSmoothingWindows", "0", "in [1, 60]" },
 		{ "koordBPF.suppressSmoothingWindows", "61", "in [1, 60]" },
 		{ "koordBPF.interference.victimP99WaitUs", "0", "> 0" },
@@ -488,7 +512,6 @@ static void test_ranges(void **state)
 		{ "koordBPF.batch.memoryReclaimThresholdPercent", "101", "in [0, 100]" },
 		{ "koordBPF.batch.metricAggregateDurationSeconds", "0", "in [1, 3600]" },
 		{ "koordBPF.batch.metricAggregateDurationSeconds", "3601", "in [1, 3600]" },
-		{ "koordBPF.batch.reservedMemoryBytes", "-1", ">= 0" },
 		{ "koordBPF.kubelet.intervalSeconds", "0.5", "in [1, 3600]" },
 		{ "koordBPF.kubelet.timeoutSeconds", "0", "in (0, 60]" },
 		{ "koordBPF.yarn.intervalSeconds", "0", "in [1, 3600]" },
@@ -902,6 +925,23 @@ static void test_cpu_qos(void **state)
 }
 
 /* Parse, free, parse again: nothing is kept from the first round. */
+/* node.koordinator.sh/reservation's shape: its CPU list decides the cores when given. */
+static void test_reservation(void **state)
+{
+	struct koord_config c;
+
+	GOOD(KB({"reservation": {"resources": {"cpu": 4, "memory": "512Mi", "pods": "10"},
+			       "reservedCPUs": "2", "applyPolicy": "Default"}}), &c);
+	assert_double(c.reservation.cpu, 4);
+	assert_double(c.reservation.memory, 512 << 20);
+	assert_double(config_reserved_cores(&c), 1);
+	assert_true(CPU_ISSET(2, &c.reservation.cpus));
+	config_free(&c);
+	GOOD(KB({"reservation": {"resources": {"cpu": "250m"}}}), &c);
+	assert_double(config_reserved_cores(&c), 0.25);
+	config_free(&c);
+}
+
 static void test_reload(void **state)
 {
 	struct koord_config c;
@@ -937,6 +977,7 @@ int main(void)
 		cmocka_unit_test(test_err_buffer),
 		cmocka_unit_test(test_notes),
 		cmocka_unit_test(test_cpu_qos),
+		cmocka_unit_test(test_reservation),
 		cmocka_unit_test(test_reload),
 	};
 

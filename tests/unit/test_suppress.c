@@ -242,6 +242,26 @@ static void test_cpuset_format(void **state)
 	}
 }
 
+/* The reserved and kept-off CPUs leave the BE pool while any CPU stays in it. */
+static void test_cpuset_exclude(void **state)
+{
+	cpu_set_t pool, off;
+
+	cpuset_parse("0-7", &pool);
+	cpuset_parse("0-1,9", &off);
+	assert_true(cpuset_exclude(&pool, &off));
+	assert_list(&pool, "2-7");
+	cpuset_parse("8-9", &off);	/* none of the pool's */
+	assert_false(cpuset_exclude(&pool, &off));
+	assert_list(&pool, "2-7");
+	cpuset_parse("0-7", &off);	/* all of it: BE keeps its CPUs */
+	assert_false(cpuset_exclude(&pool, &off));
+	assert_list(&pool, "2-7");
+	CPU_ZERO(&off);
+	assert_false(cpuset_exclude(&pool, &off));
+	assert_list(&pool, "2-7");
+}
+
 static void test_topo_smt(void **state)
 {
 	static const int pkg[] = { 0, 0, 1, 1, 0, 0, 1, 1 };
@@ -370,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_smoother),
 		cmocka_unit_test(test_cpuset_parse),
 		cmocka_unit_test(test_cpuset_format),
+		cmocka_unit_test(test_cpuset_exclude),
 		cmocka_unit_test(test_topo_smt),
 		cmocka_unit_test(test_topo_nosmt),
 		cmocka_unit_test(test_topo_offline),
