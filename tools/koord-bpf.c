@@ -984,6 +984,8 @@ static char *api_json(struct daemon *d, const struct window *w, const struct sus
 		report_verdict(verdict, sizeof(verdict), sus, &d->table, w->dur_ns);
 		json_object_object_add(doc, "verdict", json_object_new_string(verdict));
 	}
+	if (d->enf)	/* after "containers": its slot is the first match below */
+		json_object_object_add(doc, "effects", enforcer_verdicts_json(d->enf));
 	/* Quotes inside strings are escaped, so the first match is the key. */
 	text = json_object_to_json_string_ext(doc, flags);
 	at = text ? strstr(text, slot) : NULL;

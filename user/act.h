@@ -13,6 +13,7 @@
 enum act_kind { ACT_WAKEUP, ACT_SUPPRESS, ACT_TARGET, ACT_KEEPOFF, ACT_OBSERVED, ACT_KIND_NR };
 
 #define ACT_RING	64	/* windows of online waits kept as the baseline of an action */
+#define ACT_VERDICTS	16	/* the last verdicts kept for /api/containers */
 #define BE_SAMPLES_MAX	3600
 
 enum target_method { TGT_NONE, TGT_CPUSET, TGT_QUOTA };
@@ -63,6 +64,14 @@ struct enforcer {
 		size_t nvictims;
 		double at;
 	} side;
+	struct verdict_record {		/* the last verdicts, for /api/containers */
+		char what[160];		/* the action, or another writer's change */
+		char evidence[384];	/* effect_describe()'s */
+		enum effect_verdict v;
+		const char *outcome;	/* "kept", "rolled back", "left as it is" (advise) */
+		double at;
+	} verdicts[ACT_VERDICTS];	/* a ring: the newest at verdicts_next - 1 */
+	int verdicts_n, verdicts_next;
 	struct {			/* BE kept off the victims' CPUs (the escalation) */
 		bool wanted, on;
 		cpu_set_t cpus;

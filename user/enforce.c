@@ -463,6 +463,22 @@ static void transition(struct enforcer *e, const char *what, __u64 max_ns, __u64
 		 max_ns / 1e3);
 }
 
+/* Keeps a verdict and what came of it for /api/containers. */
+static void record_verdict(struct enforcer *e, enum effect_verdict v, const char *evidence,
+			   const char *outcome)
+{
+	struct verdict_record *r = &e->verdicts[e->verdicts_next];
+
+	snprintf(r->what, sizeof(r->what), "%s", e->eff.what);
+	snprintf(r->evidence, sizeof(r->evidence), "%s", evidence);
+	r->v = v;
+	r->outcome = outcome;
+	r->at = e->now;
+	e->verdicts_next = (e->verdicts_next + 1) % ACT_VERDICTS;
+	if (e->verdicts_n < ACT_VERDICTS)
+		e->verdicts_n++;
+}
+
 /* Judge the action being measured; roll it back when it made the victims worse. */
 static void judge(struct enforcer *e, const struct window *w, const struct container_table *t)
 {
@@ -478,6 +494,8 @@ static void judge(struct enforcer *e, const struct window *w, const struct conta
 	if (v == EFFECT_PENDING)
 		return;
 	effect_describe(&e->eff, msg, sizeof(msg));
+	record_verdict(e, v, msg, e->eff.kind == ACT_OBSERVED ? "left as it is" :
+				  v == EFFECT_WORSE ? "rolled back" : "kept");
 	if (e->eff.kind == ACT_OBSERVED) {	/* advise: judged, nothing to undo */
 		e->st.observed_total[v]++;
 		log_msg(v == EFFECT_WORSE ? LOG_LVL_WARN : LOG_LVL_INFO,
@@ -600,6 +618,25 @@ static json_object *side_effect_json(const struct enforcer *e, __u64 cgid)
 			       json_object_new_double(r->side.be_before_ms_s));
 	json_object_object_add(o, "since_s", json_object_new_double(e->now - r->at));
 	return o;
+}
+
+json_object *enforcer_verdicts_json(const struct enforcer *e)
+{
+	json_object *a = json_object_new_array(), *o;
+	const struct verdict_record *r;
+	int i;
+
+	for (i = 1; i <= e->verdicts_n; i++) {
+		r = &e->verdicts[(e->verdicts_next - i + ACT_VERDICTS) % ACT_VERDICTS];
+		o = json_object_new_object();
+		json_object_object_add(o, "action", json_object_new_string(r->what));
+		json_object_object_add(o, "verdict", json_object_new_string(effect_verdict_name(r->v)));
+		json_object_object_add(o, "outcome", json_object_new_string(r->outcome));
+		json_object_object_add(o, "evidence", json_object_new_string(r->evidence));
+		json_object_object_add(o, "since_s", json_object_new_double(e->now - r->at));
+		json_object_array_add(a, o);
+	}
+	return a;
 }
 
 json_object *enforcer_container_json(const struct enforcer *e, __u64 cgid)

@@ -65,6 +65,8 @@ void enforcer_react(struct enforcer *e, const struct container_table *t, double 
 const struct enforce_stats *enforcer_stats(const struct enforcer *e);
 /* The enforcement state of one container for /api/containers, or NULL when none. */
 json_object *enforcer_container_json(const struct enforcer *e, __u64 cgid);
+/* The last ACT_VERDICTS verdicts on actions and observed changes, newest first. */
+json_object *enforcer_verdicts_json(const struct enforcer *e);
 /* Prometheus lines for the actions (docs/metrics.md). */
 int enforcer_metrics(const struct enforcer *e, FILE *f);
 void enforcer_free(struct enforcer *e);

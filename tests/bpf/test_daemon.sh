@@ -225,6 +225,7 @@ assert d["period_s"] == 0.5, d["period_s"]
 assert 0.3 < d["duration_s"] < 1.5, d["duration_s"]
 for k in ("hierarchy", "collector", "containers", "suspects", "verdict"):
     assert k in d, k
+assert d["effects"] == [], d["effects"]   # measuring only: no verdict
 by = {c["cgroup"]: c for c in d["containers"]}
 hog = by[sys.argv[2]]
 assert hog["qos"] == "BE" and hog["pod_uid"] == "0a1b2c3d-1111-2222-3333-444455556666", hog

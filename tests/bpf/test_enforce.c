@@ -260,7 +260,7 @@ static void test_foreign_writer(const char *before)
  */
 static void test_rollback(void)
 {
-	char path[PATH_MAX + 64];
+	char path[PATH_MAX + 64], body[1 << 16];
 	pid_t sidecar, harm;
 	int i;
 
@@ -277,6 +277,10 @@ static void test_rollback(void)
 		show_file(log_path);
 	else
 		show_lines("effect: ");
+	check(http_get(port, "/api/containers", body, sizeof(body)) == 200 &&
+	      strstr(body, "\"effects\":[{\"action\":\"BE quota") &&
+	      strstr(body, "\"verdict\":\"worse\",\"outcome\":\"rolled back\""),
+	      "/api/containers lists the verdict first among the effects: worse, rolled back");
 	stop(harm);
 	cgroup_write(&hier, rel(NOISE), "cpu.shares", "1024");
 	check(wait_value(BE_ROOT, "cpu.cfs_quota_us", "-1", 3000), "the quota is gone after the rollback");
@@ -329,6 +333,9 @@ static void test_advise(void)
 	ok &= check(http_get(port, "/metrics", body, sizeof(body)) == 200 &&
 		    strstr(body, "koord_bpf_observed_changes_total{verdict=\"worse\"} 1"),
 		    "/metrics counts the verdict");
+	ok &= check(http_get(port, "/api/containers", body, sizeof(body)) == 200 &&
+		    strstr(body, "\"verdict\":\"worse\",\"outcome\":\"left as it is\""),
+		    "/api/containers lists it among the effects: worse, left as it is");
 	if (!ok)
 		show_file(log_path);
 	else
