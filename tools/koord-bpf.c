@@ -1604,9 +1604,10 @@ static void poll_nodeslo(struct daemon *d)
 }
 
 /*
- * --nodeslo at start: one read, before anything is bound or watched, so the
- * NodeSLO decides those too. An unreachable API server or a NodeSLO refused
- * leaves the file (or the defaults) until the poller brings a good one.
+ * --nodeslo at start: one read, before anything is written, so enforcement
+ * is the NodeSLO's from the first period. An unreachable API server or a
+ * NodeSLO refused leaves the file (or the defaults) until the poller brings
+ * a good one.
  */
 static int start_nodeslo(struct daemon *d)
 {

@@ -2,9 +2,10 @@
 /*
  * The node's own NodeSLO from the API server
  * (GET /apis/slo.koordinator.sh/v1alpha1/nodeslos/NODE), polled in a thread
- * of its own (poller.c): the daemon's configuration, applied again whenever
- * a poll brings another resourceVersion. The file (--config) stays for
- * clusters without NodeSLOs. Only the daemon links it (-lcurl).
+ * of its own (poller.c): Koordinator's sections of the daemon's
+ * configuration (config_parse_nodeslo()), applied again whenever a poll
+ * brings another text. koordBPF stays the --config file's, which also holds
+ * for clusters without NodeSLOs. Only the daemon links it (-lcurl).
  */
 #ifndef KOORD_NODESLO_H
 #define KOORD_NODESLO_H
@@ -33,8 +34,8 @@ void nodeslo_doc_free(struct nodeslo_doc *d);
 int nodeslo_doc_copy(const struct nodeslo_doc *from, struct nodeslo_doc *to);
 
 /*
- * One GET of @url, at start (before any thread: the config decides what
- * the daemon binds and watches). 0, or -errno with the reason in @err.
+ * One GET of @url, at start (before anything is written: enforcement is
+ * the NodeSLO's from the first period). 0, or -errno with the reason in @err.
  */
 int nodeslo_get(const char *url, const char *token_file, const char *ca_file,
 		struct nodeslo_doc *out, char *err, size_t errlen);
