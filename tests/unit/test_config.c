@@ -768,6 +768,57 @@ static void temp_file(char *path, const char *text, size_t size)
 	close(fd);
 }
 
+/* The node's NodeSLO over the file: Koordinator's sections from one, koordBPF from the other. */
+static void test_nodeslo_over_file(void **state)
+{
+	const char *slo = J({"kind": "NodeSLO", "metadata": {"name": "n"}, "spec": {
+		"resourceUsedThresholdWithBE": {"enable": true, "cpuSuppressThresholdPercent": 50},
+		"resourceQOSStrategy": {"policies": {"cpuPolicy": "coreSched"}},
+		"extensions": {"koordBPF": {"period": 9}}}});
+	const char *bad = J({"kind": "NodeSLO", "spec": {"resourceUsedThresholdWithBE": {"enable": 1}}});
+	char path[64], bad_file[64], err[512] = "";
+	struct koord_config c;
+
+	temp_file(path, "{\"resourceUsedThresholdWithBE\": {\"enable\": false, \"cpuSuppressPolicy\": "
+		  "\"cfsQuota\"}, \"koordBPF\": {\"period\": 2, \"beWakeupPriority\": true}}", 0);
+	assert_int_equal(config_parse_nodeslo("NodeSLO n", slo, strlen(slo), path, &c, err,
+					      sizeof(err)), 0);
+	/* Koordinator's sections: the NodeSLO's whole, the file's policy not kept */
+	assert_true(c.be.enable);
+	assert_int_equal(c.be.cpu_suppress_threshold_percent, 50);
+	assert_int_equal(c.be.cpu_suppress_policy, SUPPRESS_CPUSET);
+	assert_true(c.cpu_qos.core_sched);
+	/* koordBPF: the file's, the NodeSLO's ignored */
+	assert_true(c.period_s == 2);
+	assert_true(c.be_wakeup_priority);
+	config_free(&c);
+
+	/* no file: koord-bpf's defaults */
+	assert_int_equal(config_parse_nodeslo("NodeSLO n", slo, strlen(slo), NULL, &c, err,
+					      sizeof(err)), 0);
+	assert_true(c.period_s == 1);
+	assert_true(c.be.enable);
+	config_free(&c);
+
+	/* an error of either names its document, and leaves the defaults */
+	assert_int_equal(config_parse_nodeslo("NodeSLO n", bad, strlen(bad), path, &c, err,
+					      sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "NodeSLO n: spec.resourceUsedThresholdWithBE.enable"));
+	assert_false(c.be.enable);
+	config_free(&c);
+	unlink(path);
+	temp_file(bad_file, "{\"koordBPF\": {\"period\": \"x\"}}", 0);
+	assert_int_equal(config_parse_nodeslo("NodeSLO n", slo, strlen(slo), bad_file, &c, err,
+					      sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "koordBPF.period"));
+	assert_int_equal(strncmp(err, bad_file, strlen(bad_file)), 0);
+	config_free(&c);
+	assert_int_equal(config_parse_nodeslo("NodeSLO n", slo, strlen(slo), path, &c, err,
+					      sizeof(err)), -ENOENT);
+	unlink(bad_file);
+	config_free(&c);
+}
+
 #define LOAD_BAD(path, ret, msg) do {						\
 	struct koord_config c_;							\
 	char err_[ERRLEN] = "";							\
@@ -978,6 +1029,7 @@ int main(void)
 		cmocka_unit_test(test_notes),
 		cmocka_unit_test(test_cpu_qos),
 		cmocka_unit_test(test_reservation),
+		cmocka_unit_test(test_nodeslo_over_file),
 		cmocka_unit_test(test_reload),
 	};
 

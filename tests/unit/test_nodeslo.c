@@ -6,9 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <cmocka.h>
 #include "config.h"
 #include "nodeslo.h"
@@ -74,74 +72,11 @@ static void test_refused(void **state)
 	}
 }
 
-/* A file of @text; its path in @path (a template it fills). */
-static void file_of(char *path, const char *text)
-{
-	int fd = mkstemp(path);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-}
-
-static void test_over_the_file(void **state)
-{
-	const char *slo = SLO("{\"name\": \"n\"}",
-		"{\"resourceUsedThresholdWithBE\": {\"enable\": true, \"cpuSuppressThresholdPercent\": 50},"
-		" \"resourceQOSStrategy\": {\"policies\": {\"cpuPolicy\": \"coreSched\"}},"
-		" \"extensions\": {\"koordBPF\": {\"period\": 9}}}");
-	const char *bad = SLO("{\"name\": \"n\"}",
-			      "{\"resourceUsedThresholdWithBE\": {\"enable\": 1}}");
-	char path[] = "/tmp/koord-nodeslo-unit-XXXXXX", bad_file[] = "/tmp/koord-nodeslo-unit-XXXXXX";
-	char err[512] = "";
-	struct koord_config c;
-
-	file_of(path, "{\"resourceUsedThresholdWithBE\": {\"enable\": false, \"cpuSuppressPolicy\": "
-		      "\"cfsQuota\"}, \"koordBPF\": {\"period\": 2, \"beWakeupPriority\": true}}");
-	assert_int_equal(config_parse_nodeslo("NodeSLO n", slo, strlen(slo), path, &c, err,
-					      sizeof(err)), 0);
-	/* Koordinator's sections: the NodeSLO's whole, the file's policy not kept */
-	assert_true(c.be.enable);
-	assert_int_equal(c.be.cpu_suppress_threshold_percent, 50);
-	assert_int_equal(c.be.cpu_suppress_policy, SUPPRESS_CPUSET);
-	assert_true(c.cpu_qos.core_sched);
-	/* koordBPF: the file's, the NodeSLO's ignored */
-	assert_true(c.period_s == 2);
-	assert_true(c.be_wakeup_priority);
-	config_free(&c);
-
-	/* no file: koord-bpf's defaults */
-	assert_int_equal(config_parse_nodeslo("NodeSLO n", slo, strlen(slo), NULL, &c, err,
-					      sizeof(err)), 0);
-	assert_true(c.period_s == 1);
-	assert_true(c.be.enable);
-	config_free(&c);
-
-	/* an error of either names its document, and leaves the defaults */
-	assert_int_equal(config_parse_nodeslo("NodeSLO n", bad, strlen(bad), path, &c, err,
-					      sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "NodeSLO n: spec.resourceUsedThresholdWithBE.enable"));
-	assert_false(c.be.enable);
-	config_free(&c);
-	unlink(path);
-	file_of(bad_file, "{\"koordBPF\": {\"period\": \"x\"}}");
-	assert_int_equal(config_parse_nodeslo("NodeSLO n", slo, strlen(slo), bad_file, &c, err,
-					      sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "koordBPF.period"));
-	assert_int_equal(strncmp(err, bad_file, strlen(bad_file)), 0);
-	config_free(&c);
-	assert_int_equal(config_parse_nodeslo("NodeSLO n", slo, strlen(slo), path, &c, err,
-					      sizeof(err)), -ENOENT);
-	unlink(bad_file);
-	config_free(&c);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_taken),
 		cmocka_unit_test(test_refused),
-		cmocka_unit_test(test_over_the_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
