@@ -77,8 +77,16 @@ struct enforcer {
 		cpu_set_t cpus;
 		__u64 *victims;		/* released once all of them are gone */
 		size_t nvictims;
+		struct {		/* the action whose side effect it answers */
+			int kind;	/* -1: none */
+			__u64 target;
+			char what[160];
+			struct waits before;	/* the victims' waits before that action */
+			struct waits_series before_win;
+		} cause;
 	} keepoff;
 	double now, dt;
+	bool warm;			/* the first window (the daemon's own start) is past */
 	char **roots;			/* BE roots: besteffort QoS levels and YARN trees */
 	size_t nroots;
 	char **outside;			/* BE roots not written (outside cgroupRoots), logged once */
@@ -167,6 +175,12 @@ void act_target_rollback(struct enforcer *e, __u64 cgid);
 void act_target_free(struct enforcer *e);
 void act_evict(struct enforcer *e, const struct window *w, const struct container_table *t);
 void act_keepoff(struct enforcer *e, const struct container_table *t);
+/*
+ * Was BE kept off the victims' CPUs and rolled back under the containers of
+ * now (it moved the harm, or made it worse)? A culprit is then not kept off
+ * them either: the same move.
+ */
+bool act_keepoff_failed(const struct enforcer *e);
 void act_keepoff_rollback(struct enforcer *e, const struct container_table *t);
 /* Advise mode: read the BE settings, judge what another writer changed. */
 void act_observe(struct enforcer *e, const struct container_table *t);

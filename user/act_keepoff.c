@@ -82,6 +82,11 @@ void act_keepoff(struct enforcer *e, const struct container_table *t)
 	act_begin(e, ACT_KEEPOFF, 0, "BE kept off the victims' CPUs %s on %s", off, changed);
 }
 
+bool act_keepoff_failed(const struct enforcer *e)
+{
+	return e->rolled[ACT_KEEPOFF] && e->rolled_workload[ACT_KEEPOFF] == e->workload;
+}
+
 void act_keepoff_rollback(struct enforcer *e, const struct container_table *t)
 {
 	release(e, t);

@@ -206,7 +206,7 @@ static void step_one(struct enforcer *e, const struct window *w, struct target *
 	if (e->now < tg->hold_until)
 		return;
 	if (hurting && !tg->cpuset_on && !tg->cpuset_failed && !tg->quota_on &&
-	    act_can_start(e, ACT_TARGET)) {
+	    !act_keepoff_failed(e) && act_can_start(e, ACT_TARGET)) {
 		err = cpuset_apply(e, w, tg);
 		if (!err) {
 			if (e->now < tg->remember_until)

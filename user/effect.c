@@ -66,6 +66,18 @@ const char *effect_verdict_name(enum effect_verdict v)
 	return "?";
 }
 
+enum effect_outcome effect_outcome(enum effect_verdict v, bool side, bool over,
+				   bool can_escalate)
+{
+	if (v == EFFECT_WORSE)
+		return OUTCOME_ROLLBACK;
+	if (!side || !over)
+		return OUTCOME_KEEP;
+	if (can_escalate)
+		return OUTCOME_ESCALATE;
+	return v == EFFECT_BETTER ? OUTCOME_KEEP : OUTCOME_ROLLBACK;
+}
+
 static __u64 hist_total(const struct waits *x)
 {
 	__u64 total = 0;

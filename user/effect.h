@@ -112,6 +112,24 @@ struct side_effect {
 bool effect_side_effect(const struct waits *before, const struct waits *after,
 			struct side_effect *out);
 
+/* What the loop does with an action once judged. */
+enum effect_outcome {
+	OUTCOME_KEEP,
+	OUTCOME_ESCALATE,	/* kept, and BE is to be kept off the victims' CPUs */
+	OUTCOME_ROLLBACK,
+};
+/*
+ * @v: the verdict; @side: a side effect was found; @over: the victims' tail
+ * after it is still over a victim threshold; @can_escalate: BE may still be
+ * kept off their CPUs (allowed, not this action, not held off). Worse is
+ * rolled back. With a side effect and the tail still over, the harm moved:
+ * an action that made the tail better is kept and escalated; one that did
+ * not is escalated where it can be and else rolled back (it bought nothing
+ * and drew other work next to the victims).
+ */
+enum effect_outcome effect_outcome(enum effect_verdict v, bool side, bool over,
+				   bool can_escalate);
+
 #define EFFECT_VICTIMS 16
 struct effect {
 	bool pending;

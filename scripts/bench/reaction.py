@@ -172,7 +172,9 @@ def main():
     ap.add_argument("--cases", default="new-root,idle-before")
     ap.add_argument("--react", default="on,off",
                     help="reactOnLongWaits settings to compare (default: %(default)s)")
-    ap.add_argument("--warmup", type=int, default=2, help="periods before t0 (default 2)")
+    ap.add_argument("--warmup", type=int, default=5,
+                    help="periods before t0: the first is the daemon's start, then the baseline "
+                         "the wake-up priority is judged on (default %(default)s)")
     ap.add_argument("--timeout", type=float, default=10.0,
                     help="seconds to wait for detection and the write (default 10)")
     a = cgbench.parse_args(ap, "reaction")
