@@ -527,6 +527,21 @@ static void roll_back(struct enforcer *e, const struct container_table *t, int k
 }
 
 /*
+ * After a rollback whose victims' steal had moved to other work: BE yielding
+ * their CPUs draws that work there, and a culprit's cpuset or quota yields
+ * them the same way (seen under load: a 0.39-core quota next, p99.9 5112 ->
+ * 11272 us). No new culprit action under these containers either.
+ */
+static void hold_culprits(struct enforcer *e)
+{
+	e->rolled[ACT_TARGET] = true;
+	e->rolled_workload[ACT_TARGET] = e->workload;
+	e->hold_until[ACT_TARGET] = e->now + e->c->effect.hold_off_s;
+	log_info("no culprit is acted on before %.0f s, and only once the containers changed: "
+		 "freeing the victims' CPUs drew other work there", e->c->effect.hold_off_s);
+}
+
+/*
  * The keep-off is judged with the action whose side effect it answered,
  * against the victims' tail before that action: unless the two together made
  * it better, the harm was moved, not removed (seen here: BE off the
@@ -557,20 +572,13 @@ static void judge_keepoff(struct enforcer *e, const struct container_table *t,
 		record_verdict(e, e->eff.what, v, msg, "rolled back");
 		record_verdict(e, e->keepoff.cause.what, cv, cmsg, "rolled back");
 		log_warn("effect: %s: %s, %s; with %s before it: %s, %s: not better, the harm "
-			 "moved: both rolled back, and no culprit is acted on (not again before %.0f s, "
-			 "and only once the containers changed)", e->eff.what, msg, effect_verdict_name(v),
+			 "moved: both rolled back (not again before %.0f s, and only once the "
+			 "containers changed)", e->eff.what, msg, effect_verdict_name(v),
 			 e->keepoff.cause.what, cmsg, effect_verdict_name(cv),
 			 e->c->effect.hold_off_s);
 		roll_back(e, t, cause, e->keepoff.cause.target, e->keepoff.cause.what);
 		roll_back(e, t, ACT_KEEPOFF, 0, "the keep-off and the action before it");
-		/*
-		 * A culprit's cpuset or quota frees the victims' CPUs the same way
-		 * (seen: a 0.39-core quota next, p99.9 5112 -> 6423 us): no new one
-		 * under these containers either.
-		 */
-		e->rolled[ACT_TARGET] = true;
-		e->rolled_workload[ACT_TARGET] = e->workload;
-		e->hold_until[ACT_TARGET] = e->now + e->c->effect.hold_off_s;
+		hold_culprits(e);
 		return;
 	}
 	record_verdict(e, e->eff.what, v, msg, v == EFFECT_WORSE ? "rolled back" : "kept");
@@ -587,6 +595,8 @@ static void judge_keepoff(struct enforcer *e, const struct container_table *t,
 	log_warn("effect: %s: %s, worse, rolled back (not again before %.0f s, and only once "
 		 "the containers changed)", e->eff.what, msg, e->c->effect.hold_off_s);
 	roll_back(e, t, ACT_KEEPOFF, 0, e->eff.what);
+	if (e->eff.side.cls >= 0)
+		hold_culprits(e);
 }
 
 /* Judge the action being measured: keep, escalate or roll it back (effect_outcome). */
@@ -606,7 +616,7 @@ static void judge(struct enforcer *e, const struct window *w, const struct conta
 	if (v == EFFECT_PENDING)
 		return;
 	effect_describe(&e->eff, msg, sizeof(msg));
-	side = e->eff.side.cls >= 0;
+	side = e->eff.side.cls >= 0;	/* reported; acted on with effect.keepOff */
 	if (e->eff.kind == ACT_OBSERVED) {	/* advise: judged, nothing to undo */
 		record_verdict(e, e->eff.what, v, msg, "left as it is");
 		e->st.observed_total[v]++;
@@ -623,7 +633,7 @@ static void judge(struct enforcer *e, const struct window *w, const struct conta
 		judge_keepoff(e, t, v, msg);
 		return;
 	}
-	out = effect_outcome(v, side, still_over(e), can_escalate(e));
+	out = effect_outcome(v, side && e->c->effect.keep_off, still_over(e), can_escalate(e));
 	record_verdict(e, e->eff.what, v, msg, out == OUTCOME_ROLLBACK ? "rolled back" : "kept");
 	if (side)
 		side_effect(e, t, out == OUTCOME_ESCALATE ? "; escalating: BE off the victims' CPUs" :
@@ -641,6 +651,8 @@ static void judge(struct enforcer *e, const struct window *w, const struct conta
 		 v == EFFECT_WORSE ? "" : ": the harm moved to other work, not removed",
 		 e->c->effect.hold_off_s);
 	roll_back(e, t, e->eff.kind, e->eff.target, e->eff.what);
+	if (side && e->c->effect.keep_off)
+		hold_culprits(e);
 }
 
 /* The window after a rollback: its transition. */
