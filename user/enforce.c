@@ -413,18 +413,25 @@ static bool still_over(const struct enforcer *e)
 	       waits_quantile(&e->eff.after, 0.99) >= e->c->interference.victim_p99_wait_us * 1e3;
 }
 
+/* The CPUs where online containers waited behind BE in the windows kept. */
+static void be_victim_cpus(const struct enforcer *e, cpu_set_t *cpus)
+{
+	int i;
+
+	CPU_ZERO(cpus);
+	for (i = 0; i < e->ring_n; i++)
+		CPU_OR(cpus, cpus, &e->ring_cpus[i]);
+}
+
 /* May BE be kept off the victims' CPUs after the action just judged? */
 static bool can_escalate(const struct enforcer *e)
 {
 	cpu_set_t cpus;
-	int i;
 
 	if (!e->c->effect.keep_off || e->eff.kind == ACT_KEEPOFF || e->eff.kind == ACT_OBSERVED ||
 	    e->keepoff.on || e->now < e->hold_until[ACT_KEEPOFF] || act_keepoff_failed(e))
 		return false;
-	CPU_ZERO(&cpus);
-	for (i = 0; i < e->ring_n; i++)
-		CPU_OR(&cpus, &cpus, &e->ring_cpus[i]);
+	be_victim_cpus(e, &cpus);
 	return CPU_COUNT(&cpus) > 0;
 }
 
@@ -439,7 +446,6 @@ static void side_effect(struct enforcer *e, const struct container_table *t, con
 			bool escalate)
 {
 	const struct side_effect *s = &e->eff.side;
-	int i;
 
 	e->st.side_effects_total[s->cls]++;
 	free(e->side.victims);
@@ -452,9 +458,7 @@ static void side_effect(struct enforcer *e, const struct container_table *t, con
 		 s->be_before_ms_s, s->be_after_ms_s, then);
 	if (!escalate)
 		return;
-	CPU_ZERO(&e->keepoff.cpus);
-	for (i = 0; i < e->ring_n; i++)
-		CPU_OR(&e->keepoff.cpus, &e->keepoff.cpus, &e->ring_cpus[i]);
+	be_victim_cpus(e, &e->keepoff.cpus);
 	free(e->keepoff.victims);
 	e->keepoff.victims = victims_of(&e->eff, t, &e->keepoff.nvictims);
 	e->keepoff.wanted = true;
