@@ -44,8 +44,11 @@ scrape() { # scrape PORT: /metrics into $tmp/m
 is() { # is PORT SERIES VALUE: the series has the value now
 	scrape "$1" && [ "$(metric "$tmp/m" "$2")" = "$3" ]
 }
-quiet_but() { # quiet_but LOG PATTERN: no error or warning in LOG but lines matching PATTERN
-	! grep -v "$2" "$1" | grep -qi "error\|warn" || { cat "$1"; false; }
+# quiet_but LOG PATTERN: no error or warning in LOG but lines matching PATTERN, and the
+# notes that a BE root is not acted on (cgroupRoots names nothing: on a node with a kubelet,
+# or while another test's tree exists, the daemon finds BE roots outside it)
+quiet_but() {
+	! grep -v -e "$2" -e "it is outside cgroupRoots$" "$1" | grep -qi "error\|warn" || { cat "$1"; false; }
 }
 
 # ---- the stand-in API servers: HTTPS with a token, and plain HTTP ----
