@@ -22,6 +22,7 @@ enum target_method { TGT_NONE, TGT_CPUSET, TGT_QUOTA };
 struct target {
 	__u64 cgid;
 	char *path;			/* relative to the hierarchies */
+	char *label;			/* for the log: container_label() */
 	enum target_method method;	/* the newest action on it */
 	bool cpuset_on, quota_on;
 	bool cpuset_failed;		/* its cpuset made victims worse: quota only */
@@ -93,6 +94,11 @@ struct enforcer {
 	size_t noutside;
 	struct smoother sm_node, sm_pods, sm_non_be;
 	double be_used;			/* cores, last window */
+	struct {			/* CPUs no BE cpuset may hold (exclusive.h) */
+		cpu_set_t kubelet;	/* the static CPU manager's containers' own */
+		cpu_set_t lse;		/* LSE containers' bindings */
+		bool said_bad;		/* an unreadable CPU manager state, warned */
+	} excl;
 	bool suppressing;
 	bool wakeup_on;			/* the wake-up priority was taken and not rolled back */
 	struct target *tg;

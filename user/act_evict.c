@@ -279,17 +279,19 @@ void act_hook_stop(struct enforcer *e)
 static void evict_one(struct enforcer *e, const struct container *ct, enum evict_reason reason,
 		      const char *why)
 {
+	char label[PATH_MAX + 400];
 	struct evict_target t;
 	int r;
 
 	if (!ct)
 		return;
+	container_label(ct, label, sizeof(label));
 	t = (struct evict_target){ .path = ct->path, .pod_uid = ct->ident.pod_uid,
 				   .container_id = ct->ident.container_id, .qos = ct->ident.qos,
 				   .reason = reason, .cgid = ct->id };
 	rate_note(e);
 	if (e->w->dry_run) {
-		log_warn("would evict %s (%s): %s", ct->path, evict_reason_name(reason), why);
+		log_warn("would evict %s (%s): %s", label, evict_reason_name(reason), why);
 		return;
 	}
 	if (e->c->eviction.backend == EVICT_HOOK) {
@@ -305,12 +307,12 @@ static void evict_one(struct enforcer *e, const struct container *ct, enum evict
 	}
 	if (r < 0) {
 		e->st.eviction_failures_total++;
-		log_warn("evicting %s (%s) failed: %s", ct->path, evict_reason_name(reason),
+		log_warn("evicting %s (%s) failed: %s", label, evict_reason_name(reason),
 			 strerror(-r));
 		return;
 	}
 	e->st.evictions_total[reason]++;
-	log_warn("evicted %s (%s): %s", ct->path, evict_reason_name(reason), why);
+	log_warn("evicted %s (%s): %s", label, evict_reason_name(reason), why);
 }
 
 /*

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "act.h"
+#include "exclusive.h"
 #include "log.h"
 
 static void measure(struct enforcer *e, const struct window *w, const struct container_table *t,
@@ -161,9 +162,51 @@ int act_be_cpuset_write(struct enforcer *e, const struct container_table *t, con
 }
 
 /*
+ * The CPUs no BE cpuset may hold, as Koordinator's cpusuppress keeps them:
+ * those the kubelet's static CPU manager gave containers of their own, and
+ * those LSE containers are bound to. Logged when they change.
+ */
+static void refresh_exclusive(struct enforcer *e, const struct container_table *t)
+{
+	char path[PATH_MAX], buf[CPUSET_TEXT_MAX], a[CPUSET_TEXT_MAX], b[CPUSET_TEXT_MAX];
+	const char *state = e->c->kubelet.cpu_manager_state;
+	struct cpu_manager_state s;
+	cpu_set_t kubelet, lse, cpus, all;
+	char err[256];
+	size_t i;
+	int r;
+
+	CPU_ZERO(&kubelet);
+	CPU_ZERO(&lse);
+	r = *state ? cpu_manager_state_read(state, &s, err, sizeof(err)) : -ENOENT;
+	if (!r)
+		cpu_manager_exclusive(&s, &e->topo.online, &kubelet);
+	else if (r != -ENOENT && !e->excl.said_bad)
+		log_warn("the kubelet's CPU manager state is not read (%s): BE cpusets may hold its "
+			 "containers' CPUs", err);
+	e->excl.said_bad = r && r != -ENOENT;
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].ident.qos == KC_LSE &&
+		    !act_cpuset_file(e, t->v[i].path, path, sizeof(path)) &&
+		    !writer_read(e->w, path, buf, sizeof(buf)) && !cpuset_parse(buf, &cpus) &&
+		    cpuset_is_binding(&cpus, &e->topo.online))
+			CPU_OR(&lse, &lse, &cpus);
+	if (!CPU_EQUAL(&kubelet, &e->excl.kubelet) || !CPU_EQUAL(&lse, &e->excl.lse)) {
+		cpuset_format(&kubelet, a, sizeof(a));
+		cpuset_format(&lse, b, sizeof(b));
+		log_info("CPUs kept from BE cpusets: the static CPU manager's containers' %s, bound "
+			 "LSE containers' %s", *a ? a : "none", *b ? b : "none");
+	}
+	e->excl.kubelet = kubelet;
+	e->excl.lse = lse;
+	CPU_OR(&all, &kubelet, &lse);
+	e->st.exclusive_cpus = CPU_COUNT(&all);
+}
+
+/*
  * The CPUs BE may be given: its root's parent's cpuset (all online CPUs when
- * unknown), but the node's reserved CPUs and those it is kept off (while
- * any is left).
+ * unknown), but the node's reserved CPUs, the CPUs of containers that hold
+ * their own, and those it is kept off (each while any is left).
  */
 static void be_pool(const struct enforcer *e, const char *root, cpu_set_t *pool)
 {
@@ -182,6 +225,8 @@ static void be_pool(const struct enforcer *e, const char *root, cpu_set_t *pool)
 	else
 		*pool = e->topo.online;
 	cpuset_exclude(pool, &e->c->reservation.cpus);
+	cpuset_exclude(pool, &e->excl.kubelet);
+	cpuset_exclude(pool, &e->excl.lse);
 	if (e->keepoff.on)
 		cpuset_exclude(pool, &e->keepoff.cpus);
 }
@@ -199,11 +244,13 @@ static void by_cpuset(struct enforcer *e, const struct container_table *t, doubl
 			continue;
 		ncur = CPU_COUNT(&cur);
 		n = suppress_next_cpuset_size(ncur, allowed, e->capacity);
-		if (n == ncur)
+		be_pool(e, e->roots[i], &pool);
+		/* the same size, but on a CPU another container now holds: chosen again */
+		CPU_AND(&next, &cur, &pool);
+		if (n == ncur && CPU_EQUAL(&next, &cur))
 			continue;
 		if (!e->suppressing && !act_can_start(e, ACT_SUPPRESS))
 			return;
-		be_pool(e, e->roots[i], &pool);
 		cpuset_choose(&e->topo, &pool, n, &next);
 		/* kept off CPUs it would grow to: nothing to write, and no action to measure */
 		if (CPU_EQUAL(&next, &cur) || cpuset_format(&next, buf, sizeof(buf)) < 0)
@@ -227,6 +274,8 @@ void act_suppress(struct enforcer *e, const struct window *w, const struct conta
 	measure(e, w, t, &in);
 	if (e->now < e->hold_until[ACT_SUPPRESS] || !e->nroots)
 		return;
+	if (e->c->be.cpu_suppress_policy == SUPPRESS_CPUSET)
+		refresh_exclusive(e, t);
 	e->st.be_allowed_cores = suppress_be_allowed(&e->c->be, &in);
 	if (e->c->be.cpu_suppress_policy == SUPPRESS_CFS_QUOTA)
 		by_quota(e, t, e->st.be_allowed_cores);

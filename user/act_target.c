@@ -18,6 +18,7 @@ static struct target *target_get(struct enforcer *e, const struct culprit *c,
 				 const struct container_table *t)
 {
 	const struct container *ct = container_table_get(t, c->cgid);
+	char label[PATH_MAX + 400];
 	struct target *v;
 	size_t i;
 
@@ -31,10 +32,14 @@ static struct target *target_get(struct enforcer *e, const struct culprit *c,
 		return NULL;
 	e->tg = v;
 	v = &e->tg[e->ntg];
-	*v = (struct target){ .cgid = c->cgid, .path = strdup(ct->path), .since = e->now,
-			      .victim = c->victim };
-	if (!v->path)
+	*v = (struct target){ .cgid = c->cgid, .path = strdup(ct->path),
+			      .label = strdup(container_label(ct, label, sizeof(label))),
+			      .since = e->now, .victim = c->victim };
+	if (!v->path || !v->label) {
+		free(v->path);
+		free(v->label);
 		return NULL;
+	}
 	e->ntg++;
 	return v;
 }
@@ -75,7 +80,7 @@ static int cpuset_apply(struct enforcer *e, const struct window *w, struct targe
 	if (err < 0)
 		return err;
 	act_begin(e, ACT_TARGET, tg->cgid, "culprit %s kept on CPUs %s, off its victims' CPUs",
-		  tg->path, buf);
+		  tg->label, buf);
 	return 0;
 }
 
@@ -152,7 +157,7 @@ static void quota_step(struct enforcer *e, const struct window *w, struct target
 	if (step == TH_RELEASE) {
 		quota_release(e, tg);
 		e->st.throttle_releases_total++;
-		log_info("culprit %s: quiet for %d windows, quota released", tg->path,
+		log_info("culprit %s: quiet for %d windows, quota released", tg->label,
 			 e->c->throttle.quiet_windows);
 		return;
 	}
@@ -180,10 +185,10 @@ static void quota_step(struct enforcer *e, const struct window *w, struct target
 	tg->method = TGT_QUOTA;
 	if (!tg->quota_on) {
 		tg->quota_on = true;
-		act_begin(e, ACT_TARGET, tg->cgid, "culprit %s quota %.2f cores", tg->path,
+		act_begin(e, ACT_TARGET, tg->cgid, "culprit %s quota %.2f cores", tg->label,
 			  tg->th.limit_cores);
 	} else {
-		log_info("culprit %s quota %.2f cores (%s)", tg->path, tg->th.limit_cores,
+		log_info("culprit %s quota %.2f cores (%s)", tg->label, tg->th.limit_cores,
 			 step == TH_CUT ? "still hurting: cut" : "quiet: recover");
 	}
 }
@@ -216,7 +221,7 @@ static void step_one(struct enforcer *e, const struct window *w, struct target *
 			tg->quiet = 0;
 			return;
 		}
-		log_debug("culprit %s: no cpuset action (%s): quota", tg->path, strerror(-err));
+		log_debug("culprit %s: no cpuset action (%s): quota", tg->label, strerror(-err));
 		tg->cpuset_failed = true;
 	}
 	if (tg->cpuset_on) {
@@ -227,7 +232,7 @@ static void step_one(struct enforcer *e, const struct window *w, struct target *
 			cpuset_release(e, tg);
 			tg->remember_until = e->now + e->c->effect.hold_off_s;
 			log_info("culprit %s: quiet for %d windows, cpuset released (%d needed: it "
-				 "came back %d times)", tg->path, tg->quiet, quiet_needed(e, tg),
+				 "came back %d times)", tg->label, tg->quiet, quiet_needed(e, tg),
 				 tg->returns);
 			return;
 		}
@@ -249,7 +254,7 @@ void act_target(struct enforcer *e, const struct window *w, const struct contain
 		struct target *tg = &e->tg[i];
 
 		if (!container_table_get(t, tg->cgid)) {	/* exited: nothing to undo */
-			log_debug("culprit %s is gone", tg->path);
+			log_debug("culprit %s is gone", tg->label);
 			goto drop;
 		}
 		for (hurting = false, j = 0; j < n && !hurting; j++)
@@ -262,6 +267,7 @@ void act_target(struct enforcer *e, const struct window *w, const struct contain
 		}
 drop:
 		free(tg->path);
+		free(tg->label);
 		e->tg[i] = e->tg[--e->ntg];
 	}
 	for (e->st.throttled = 0, i = 0; i < e->ntg; i++)
@@ -298,8 +304,10 @@ void act_target_free(struct enforcer *e)
 {
 	size_t i;
 
-	for (i = 0; i < e->ntg; i++)
+	for (i = 0; i < e->ntg; i++) {
 		free(e->tg[i].path);
+		free(e->tg[i].label);
+	}
 	free(e->tg);
 	e->tg = NULL;
 	e->ntg = 0;

@@ -205,10 +205,10 @@ void batch_node_metrics(const struct batch_node *b, FILE *f)
 {
 	if (!b->samples)
 		return;
-	fprintf(f, "# HELP koord_bpf_batch_allocatable_cpus Reclaimable CPU for batch work "
+	fprintf(f, "# HELP koord_bpf_batch_allocatable_cores Reclaimable CPU for batch work "
 		   "(Koordinator's usage policy), cores.\n"
-		   "# TYPE koord_bpf_batch_allocatable_cpus gauge\n"
-		   "koord_bpf_batch_allocatable_cpus %.17g\n", b->cpu.allocatable);
+		   "# TYPE koord_bpf_batch_allocatable_cores gauge\n"
+		   "koord_bpf_batch_allocatable_cores %.17g\n", b->cpu.allocatable);
 	family(f, "koord_bpf_batch_cpu_cores",
 	       "The batch CPU formula's terms, averaged over the aggregation window.", &b->cpu);
 	if (b->mem_ok) {

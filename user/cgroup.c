@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -395,6 +396,20 @@ int container_table_scan(struct container_table *t, const char *root,
 	if (skipped)
 		*skipped = s.skipped;
 	return 0;
+}
+
+const char *container_label(const struct container *c, char *buf, size_t len)
+{
+	const struct cg_identity *id = &c->ident;
+
+	if (!id->pod_name[0])
+		snprintf(buf, len, "%s", c->path);
+	else if (!id->container[0])
+		snprintf(buf, len, "%s (%s/%s)", c->path, id->namespace, id->pod_name);
+	else
+		snprintf(buf, len, "%s (%s/%s/%s)", c->path, id->namespace, id->pod_name,
+			 id->container);
+	return buf;
 }
 
 const struct container *container_table_get(const struct container_table *t,

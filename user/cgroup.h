@@ -78,5 +78,10 @@ int container_table_scan(struct container_table *t, const char *root,
 const struct container *container_table_get(const struct container_table *t,
 					    unsigned long long id);
 void container_table_free(struct container_table *t);
+/*
+ * @c as logs name it: its path, then "(namespace/pod/container)" as far as
+ * the kubelet named it. Returns @buf.
+ */
+const char *container_label(const struct container *c, char *buf, size_t len);
 
 #endif

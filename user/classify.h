@@ -23,6 +23,7 @@ struct cg_identity {
 	/* the pod's, from the kubelet (kubelet_apply()); "" when unknown */
 	char namespace[64];
 	char pod_name[254];
+	char container[64];	/* its name in the pod (a DNS label), from the kubelet; "" */
 	unsigned char prio;	/* the pod's priority class (enum prio_class, pods.h), 0: unknown */
 	int priority;		/* the pod's spec.priority, 0: unknown */
 	double cpu_request, mem_request;	/* the pod's requests (cores, bytes), 0: unknown */

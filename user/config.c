@@ -758,6 +758,7 @@ static const struct field kubelet_fields[] = {
 	STR("url", kubelet.url, check_url),
 	STR("tokenFile", kubelet.token_file, check_abs_or_empty),
 	STR("caFile", kubelet.ca_file, check_abs_or_empty),
+	STR("cpuManagerStateFile", kubelet.cpu_manager_state, check_abs_or_empty),
 	BOOL("insecureSkipVerify", kubelet.insecure),
 	NUM("intervalSeconds", kubelet.interval_s, 1, 3600, 0),
 	NUM("timeoutSeconds", kubelet.timeout_s, 0, 60, OPEN_MIN),
@@ -1019,6 +1020,7 @@ void config_defaults(struct koord_config *c)
 	c->kubelet.insecure = false;
 	c->kubelet.interval_s = 10;
 	c->kubelet.timeout_s = 5;
+	c->kubelet.cpu_manager_state = strdup("/var/lib/kubelet/cpu_manager_state");
 	c->yarn.nm_url = strdup("");
 	c->yarn.interval_s = 10;
 	c->yarn.timeout_s = 5;
@@ -1042,7 +1044,8 @@ void config_free(struct koord_config *c)
 	free(c->kubelet.url);
 	free(c->kubelet.token_file);
 	free(c->kubelet.ca_file);
-	c->kubelet.url = c->kubelet.token_file = c->kubelet.ca_file = NULL;
+	free(c->kubelet.cpu_manager_state);
+	c->kubelet.url = c->kubelet.token_file = c->kubelet.ca_file = c->kubelet.cpu_manager_state = NULL;
 	free(c->yarn.nm_url);
 	c->yarn.nm_url = NULL;
 	free_roots(c);
@@ -1058,7 +1061,7 @@ static bool defaults_allocated(const struct koord_config *c)
 		if (!c->cgroup_roots[i])
 			return false;
 	return c->listen && c->health_listen && c->state_dir && c->kubelet.url && c->kubelet.token_file &&
-	       c->kubelet.ca_file && c->yarn.nm_url;
+	       c->kubelet.ca_file && c->kubelet.cpu_manager_state && c->yarn.nm_url;
 }
 
 /*

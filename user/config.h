@@ -127,6 +127,8 @@ struct koord_config {
 		bool insecure;			/* "insecureSkipVerify": false */
 		double interval_s;		/* "intervalSeconds": 10, [1, 3600] */
 		double timeout_s;		/* "timeoutSeconds": 5, (0, 60] */
+		/* "cpuManagerStateFile": its static CPU manager's checkpoint, "" (none) */
+		char *cpu_manager_state;
 	} kubelet;
 
 	struct {			/* "yarn": NodeManager's containers */

@@ -824,10 +824,10 @@ int enforcer_metrics(const struct enforcer *e, FILE *f)
 	scalar(f, "be_wakeup_priority", "gauge",
 	       "1 when the BE roots are SCHED_IDLE (or lowest-weight) groups.", true,
 	       s->wakeup_priority);
-	scalar(f, "be_allowed_cpus", "gauge",
+	scalar(f, "be_allowed_cores", "gauge",
 	       "CPUs BE may use by the suppression formula (absent before the first period).",
 	       s->be_allowed_cores >= 0, s->be_allowed_cores);
-	scalar(f, "be_suppress_quota_cpus", "gauge",
+	scalar(f, "be_suppress_quota_cores", "gauge",
 	       "The CFS quotas written on the BE roots, summed, in CPUs (absent when none).",
 	       s->be_quota_us >= 0, s->be_quota_us / (double)CFS_PERIOD_US);
 	scalar(f, "be_suppress_cpuset_cpus", "gauge", "CPUs in the BE cpuset written (absent when none).",
@@ -863,6 +863,9 @@ int enforcer_metrics(const struct enforcer *e, FILE *f)
 	scalar(f, "be_keepoff_cpus", "gauge",
 	       "CPUs BE is kept off after a side effect (absent when none).", s->keepoff_cpus > 0,
 	       s->keepoff_cpus);
+	scalar(f, "be_exclusive_cpus", "gauge",
+	       "CPUs kept from BE cpusets: bound LSE containers' and the kubelet's static CPU "
+	       "manager's (absent when none).", s->exclusive_cpus > 0, s->exclusive_cpus);
 	metric(f, "evictions_total", "counter", "Containers evicted, by reason.");
 	for (r = 0; r < EVICT_REASON_NR; r++)
 		fprintf(f, "koord_bpf_evictions_total{reason=\"%s\"} %llu\n", evict_reason_name(r),

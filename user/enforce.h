@@ -35,6 +35,7 @@ struct enforce_stats {
 	/* writes (actions, rollbacks) whose first window held an online wait >= 10 ms */
 	unsigned long long transition_stalls_total;
 	int keepoff_cpus;		/* CPUs BE is kept off (the escalation), 0: none */
+	int exclusive_cpus;		/* CPUs kept from BE cpusets: LSE's, the CPU manager's */
 	unsigned long long evictions_total[EVICT_REASON_NR];
 	unsigned long long eviction_failures_total;
 	/* BE pods kept out of the last eviction's candidates, by enum evict_refusal */

@@ -305,7 +305,7 @@ static void family(struct sb *b, const char *name, const char *type, const char 
 	sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* cgroup="...",qos="...",pod_uid="...",container_id="..."[,namespace="...",pod="..."] */
+/* cgroup="...",qos="...",pod_uid="...",container_id="..."[,namespace="...",pod="..."][,container="..."] */
 static char *container_labels(const struct container *c)
 {
 	struct sb b = {};
@@ -323,6 +323,10 @@ static char *container_labels(const struct container *c)
 		put_label(&b, "namespace", c->ident.namespace);
 		sb_puts(&b, ",");
 		put_label(&b, "pod", c->ident.pod_name);
+	}
+	if (c->ident.container[0]) {	/* cAdvisor's name for it: series join on it */
+		sb_puts(&b, ",");
+		put_label(&b, "container", c->ident.container);
 	}
 	if (b.err) {
 		free(b.p);

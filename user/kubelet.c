@@ -128,6 +128,8 @@ static void apply(const void *v, void *ctx)
 			continue;
 		snprintf(id->namespace, sizeof(id->namespace), "%s", p->namespace);
 		snprintf(id->pod_name, sizeof(id->pod_name), "%s", p->name);
+		snprintf(id->container, sizeof(id->container), "%s",
+			 (id->container_id[0] ? pod_container_name(p, id->container_id) : NULL) ?: "");
 		/* Koordinator refuses an unknown qosClass */
 		if (p->qos_label == KC_UNCLASSIFIED && first_warning(a->k, p, WARN_UNKNOWN_QOS))
 			log_err("pod %s/%s (%s): unknown koordinator.sh/qosClass \"%s\"; its "

@@ -179,6 +179,13 @@ static char *dup_or_null(const char *s, bool *nomem)
 
 static void pod_free(struct pod_meta *p)
 {
+	size_t i;
+
+	for (i = 0; i < p->ncontainers; i++) {
+		free(p->containers[i].id);
+		free(p->containers[i].name);
+	}
+	free(p->containers);
 	free(p->namespace);
 	free(p->name);
 	free(p->qos_label_raw);
@@ -222,6 +229,57 @@ static double pod_requests(json_object *spec, const char *res)
 	return fmax(list_requests(list, res, true), list_requests(init, res, false)) + v;
 }
 
+/*
+ * The containers of @status's lists that have a runtime id (one not started
+ * yet has none): "containerd://ID", "docker://ID", "cri-o://ID" as the ID a
+ * cgroup carries.
+ */
+static void pod_containers(json_object *status, struct pod_meta *p, bool *nomem)
+{
+	static const char *const lists[] = { "containerStatuses", "initContainerStatuses",
+					     "ephemeralContainerStatuses" };
+	json_object *list, *c;
+	const char *id, *name, *sep;
+	size_t i, j, n = 0;
+
+	for (i = 0; i < sizeof(lists) / sizeof(*lists); i++)
+		if (json_object_object_get_ex(status, lists[i], &list) &&
+		    json_object_is_type(list, json_type_array))
+			n += json_object_array_length(list);
+	if (!n || !(p->containers = calloc(n, sizeof(*p->containers)))) {
+		*nomem |= n > 0;
+		return;
+	}
+	for (i = 0; i < sizeof(lists) / sizeof(*lists); i++) {
+		if (!json_object_object_get_ex(status, lists[i], &list) ||
+		    !json_object_is_type(list, json_type_array))
+			continue;
+		for (j = 0; j < json_object_array_length(list); j++) {
+			c = json_object_array_get_idx(list, j);
+			if (!json_object_is_type(c, json_type_object) || !(id = get_str(c, "containerID")) ||
+			    !(name = get_str(c, "name")) || !*name)
+				continue;
+			sep = strstr(id, "://");
+			id = sep ? sep + 3 : id;
+			if (!*id)
+				continue;
+			p->containers[p->ncontainers].id = dup_or_null(id, nomem);
+			p->containers[p->ncontainers].name = dup_or_null(name, nomem);
+			p->ncontainers++;
+		}
+	}
+}
+
+const char *pod_container_name(const struct pod_meta *p, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < p->ncontainers; i++)
+		if (p->containers[i].id && p->containers[i].name && !strcmp(p->containers[i].id, id))
+			return p->containers[i].name;
+	return NULL;
+}
+
 /* One item; false when it has no uid (skipped). */
 static bool pod_read(json_object *item, struct pod_meta *p, bool *nomem)
 {
@@ -263,6 +321,8 @@ static bool pod_read(json_object *item, struct pod_meta *p, bool *nomem)
 		p->cpu_request = pod_requests(spec, "cpu");
 		p->mem_request = pod_requests(spec, "memory");
 	}
+	if (status)
+		pod_containers(status, p, nomem);
 	return true;
 }
 

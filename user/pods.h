@@ -13,6 +13,11 @@
 
 enum prio_class { PRIO_NONE, PRIO_PROD, PRIO_MID, PRIO_BATCH, PRIO_FREE };
 
+/* A container of a pod's status: its runtime id (without "containerd://") and its name. */
+struct pod_container {
+	char *id, *name;
+};
+
 struct pod_meta {
 	char uid[64];			/* first: the list is sorted by it (byname.h) */
 	char *namespace, *name;
@@ -33,6 +38,9 @@ struct pod_meta {
 	bool done;			/* status.phase Succeeded or Failed: holds nothing */
 	/* a static pod (kubernetes.io/config.source not "api") or its mirror (config.mirror) */
 	bool static_pod;
+	/* status.containerStatuses, initContainerStatuses, ephemeralContainerStatuses with an id */
+	struct pod_container *containers;
+	size_t ncontainers;
 };
 
 /* Sorted by uid. */
@@ -48,6 +56,8 @@ struct pod_list {
  */
 int pods_parse(const char *text, size_t len, struct pod_list *out, char *err, size_t errlen);
 const struct pod_meta *pods_find(const struct pod_list *l, const char *uid);
+/* The name of @p's container whose runtime id is @id (a cgroup's), or NULL. */
+const char *pod_container_name(const struct pod_meta *p, const char *id);
 void pods_free(struct pod_list *l);
 
 /* spec.priority -> koord-prod 9000-9999, mid 7000-7999, batch 5000-5999, free 3000-3999. */

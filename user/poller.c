@@ -26,6 +26,7 @@ struct poller {
 	char why[1600];
 	unsigned long long ok_total, err_total;
 	double last_ok;		/* CLOCK_MONOTONIC seconds, 0: never */
+	double last_ok_unix;	/* the same, CLOCK_REALTIME: for /metrics */
 	/* the last good answer's text, hashed: the same answer again is not parsed again */
 	unsigned long long hash;
 	size_t hash_len;
@@ -43,12 +44,17 @@ static unsigned long long fnv1a(const char *s, size_t len)
 	return h;
 }
 
-static double mono_s(void)
+static double clock_s(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clk, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double mono_s(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
 }
 
 static size_t count(const struct poll_kind *k, const void *v)
@@ -114,6 +120,7 @@ static void poll_once(struct poller *p)
 	if (!r) {
 		p->ok_total++;
 		p->last_ok = mono_s();
+		p->last_ok_unix = clock_s(CLOCK_REALTIME);
 		p->why[0] = '\0';
 	} else {
 		p->err_total++;
@@ -280,9 +287,10 @@ void poller_metrics(struct poller *p, FILE *f)
 		   "koord_bpf_%s_polls_total{result=\"error\"} %llu\n",
 		n, n, n, n, p->ok_total, n, p->err_total);
 	if (p->last_ok)
-		fprintf(f, "# HELP koord_bpf_%s_last_success_age_seconds Since the last good answer.\n"
-			   "# TYPE koord_bpf_%s_last_success_age_seconds gauge\n"
-			   "koord_bpf_%s_last_success_age_seconds %.3f\n", n, n, n,
-			mono_s() - p->last_ok);
+		fprintf(f, "# HELP koord_bpf_%s_last_success_timestamp_seconds Unix time of the last "
+			   "good answer.\n"
+			   "# TYPE koord_bpf_%s_last_success_timestamp_seconds gauge\n"
+			   "koord_bpf_%s_last_success_timestamp_seconds %.3f\n", n, n, n,
+			p->last_ok_unix);
 	pthread_mutex_unlock(&p->lock);
 }

@@ -36,7 +36,7 @@ void poller_with(struct poller *p, void (*fn)(const void *v, void *ctx), void *c
 bool poller_status(struct poller *p, char *why, size_t len);
 /* Seconds since the last good answer, < 0 when none came yet; thread-safe. */
 double poller_age(struct poller *p);
-/* koord_bpf_<name>_up, _<items> (if counted), _polls_total{result}, _last_success_age_seconds. */
+/* koord_bpf_<name>_up, _<items> (if counted), _polls_total{result}, _last_success_timestamp_seconds. */
 void poller_metrics(struct poller *p, FILE *f);
 
 #endif

@@ -172,6 +172,8 @@ json_object *report_container_json(const struct cg_window *cw, const struct cont
 			       json_object_new_string(c->ident.namespace) : NULL);
 	json_object_object_add(o, "pod", c && c->ident.pod_name[0] ?
 			       json_object_new_string(c->ident.pod_name) : NULL);
+	json_object_object_add(o, "container", c && c->ident.container[0] ?
+			       json_object_new_string(c->ident.container) : NULL);
 	if (yarn)
 		json_object_object_add(o, "yarn", yarn);
 	json_object_object_add(o, "cpu_ns", u64(cw->cpu_ns));

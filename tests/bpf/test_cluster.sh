@@ -77,8 +77,8 @@ sleep 1.5	# the next walk applies the list, NodeManager's too
 curl -s --max-time 5 -o "$tmp/m" "$url/metrics"
 check "the exposition is valid" python3 tests/bpf/promcheck.py --prefix koord_bpf_ "$tmp/m"
 check "8 pods listed" [ "$(metric "$tmp/m" koord_bpf_kubelet_pods)" = 8 ]
-check "qosClass LSE overrides burstable; namespace and pod labels" grep -qF \
-	"koord_bpf_cpu_seconds_total{cgroup=\"$lse\",qos=\"LSE\",pod_uid=\"11111111-0000-0000-0000-000000000002\",container_id=\"c1\",namespace=\"default\",pod=\"cache\"} " "$tmp/m"
+check "qosClass LSE overrides burstable; namespace, pod and container labels" grep -qF \
+	"koord_bpf_cpu_seconds_total{cgroup=\"$lse\",qos=\"LSE\",pod_uid=\"11111111-0000-0000-0000-000000000002\",container_id=\"c1\",namespace=\"default\",pod=\"cache\",container=\"a\"} " "$tmp/m"
 check "an unknown qosClass is unclassified, not online" grep -qF \
 	"koord_bpf_cpu_seconds_total{cgroup=\"$typo\",qos=\"UNCLASSIFIED\"," "$tmp/m"
 check "... and logged once" [ "$(grep -c 'unknown koordinator.sh/qosClass "lse"' "$tmp/daemon.err")" = 1 ]
@@ -90,7 +90,7 @@ check "... and logged once" [ "$(grep -c 'qosClass "LS" ignored: the pod is Best
 check "NodeManager listed its containers" [ "$(metric "$tmp/m" koord_bpf_nodemanager_containers)" = 2 ]
 
 curl -s --max-time 5 -o "$tmp/api.json" "$url/api/containers"
-check "the YARN task: its application, attempt and NodeManager's request" python3 -c '
+check "the YARN task: its application, attempt and NodeManager's request; the containers' names" python3 -c '
 import json, sys
 by = {c["cgroup"]: c for c in json.load(open(sys.argv[1]))["containers"]}
 y = by[sys.argv[2]]["yarn"]
@@ -98,8 +98,11 @@ assert y == {"application_id": "application_1700000000000_0042", "attempt_id":
              "appattempt_1700000000000_0042_000003", "epoch": 2, "container": 7,
              "vcores": 2, "memory_mb": 4096}, y
 c = by[sys.argv[3]]
-assert (c["namespace"], c["pod"], c["qos"]) == ("batch", "spark-exec", "BE"), c
-' "$tmp/api.json" "$yarn" "$batch"
+assert (c["namespace"], c["pod"], c["container"], c["qos"]) == ("batch", "spark-exec", "c", "BE"), c
+# a container the status does not name: no name
+c = by[sys.argv[4]]
+assert (c["pod"], c["container"]) == ("typo", None), c
+' "$tmp/api.json" "$yarn" "$batch" "$typo"
 curl -s --max-time 5 -o "$tmp/batch.json" "$url/api/batch"
 check "/api/batch: a koord-batch burstable pod is not high priority, the LSE pod counts at request" python3 -c '
 import json, sys

@@ -7,7 +7,8 @@
  * kill -9, on the next start. A dry run writes nothing. A harmful action (a
  * CFS quota on BE) must be rolled back; in advise mode the same quota set
  * by another writer is judged and left; a targeted culprit may vanish
- * mid-action; a memory eviction kills the BE pod.
+ * mid-action; a memory eviction kills the BE pod. CPUs an LSE container is
+ * bound to, or the kubelet's static CPU manager gave away, stay out of BE.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,6 +33,8 @@
 #define OTHER_BE "other/kubepods/besteffort"	/* outside the daemon's roots */
 #define BE_ROOT	"kubepods/besteffort"
 #define NOISE	"system.slice/noise"	/* outside kubepods: a SYSTEM task */
+#define LSE_POD_UID "9c8d7e6f-6666-4c4c-9d9d-0123456789ab"
+#define LSE_CTR	"kubepods/pod" LSE_POD_UID "/cache"	/* Guaranteed, LSE by a class rule */
 #define MEASURE_MS 4000
 
 static struct cpu_hierarchy hier;
@@ -491,6 +494,111 @@ static void test_side_effect(pid_t hog)
 	pin_cpu(hog, 0);
 }
 
+/* Does the cpuset mirror's @r read @want in cpuset.cpus within @ms? */
+static bool wait_cpuset(const char *r, const char *want, unsigned int ms, char *got, size_t len)
+{
+	char path[2 * PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s/cpuset.cpus", cpuset_tree(&hier), r);
+	for (;;) {
+		read_line(path, got, len);
+		if (!strcmp(got, want) || ms < 100)
+			return !strcmp(got, want);
+		sleep_ms(100);
+		ms -= 100;
+	}
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		printf("# cannot write %s: %s\n", path, strerror(errno));
+}
+
+/*
+ * One start for test_exclusive_cpus: the log names the CPUs kept from BE
+ * (@said), the BE root and the hog end on @be_cpus, and SIGTERM puts every
+ * cpuset back.
+ */
+static void exclusive_run(const char *said, const char *what, const char *be_cpus)
+{
+	char *before = cpuset_snapshot(&hier), *after, body[1 << 16], got[64];
+	bool ok;
+
+	start_daemon(NULL);
+	ok = check(wait_log(said, 10000), "%s", what);
+	ok &= check(wait_cpuset(BE_ROOT, be_cpus, 15000, got, sizeof(got)),
+		    "... the BE root's cpuset leaves it out (%s)", got);
+	ok &= check(wait_cpuset(BE_CTR, be_cpus, 1000, got, sizeof(got)), "... and the hog's (%s)", got);
+	check(http_get(port, "/metrics", body, sizeof(body)) == 200 &&
+	      strstr(body, "koord_bpf_be_exclusive_cpus 1\n"), "... koord_bpf_be_exclusive_cpus 1");
+	if (!ok)
+		show_file(log_path);
+	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+	after = cpuset_snapshot(&hier);
+	check(before && after && !strcmp(before, after), "SIGTERM puts every cpuset back");
+	free(before);
+	free(after);
+}
+
+/*
+ * The CPUs other containers hold are never in a BE cpuset (the cpuset
+ * policy): those an LSE container is bound to, and those the kubelet's
+ * static CPU manager gave a container of its own. Koordinator's cpusuppress
+ * leaves both out; a BE cpuset of the right size on them is chosen again.
+ */
+static void test_exclusive_cpus(void)
+{
+	char own[2 * PATH_MAX], state[PATH_MAX], path[2 * PATH_MAX], got[64], *before, *after;
+	pid_t lse;
+
+	if (!*cpuset_tree(&hier)) {
+		skip_part("CPUs held by other containers: no v1 cpuset hierarchy, or one CPU");
+		return;
+	}
+	snprintf(state, sizeof(state), "%s/cpu_manager_state", state_dir);
+	snprintf(own, sizeof(own),
+		 "\"beWakeupPriority\": false, \"throttle\": {\"enable\": false}, "
+		 "\"eviction\": {\"enable\": false}, \"effect\": {\"worsePercent\": 100000, "
+		 "\"keepOff\": false}, \"classRules\": [{\"glob\": \"*/pod%s/cache\", \"qos\": \"LSE\"}], "
+		 "\"kubelet\": {\"cpuManagerStateFile\": \"%s\"}", LSE_POD_UID, state);
+	write_config("\"cpuSuppressThresholdPercent\": 100", own);
+	lse = pod_spawn(LSE_CTR, 0, WL_PROBE, 100000);
+	snprintf(path, sizeof(path), "%s/%s/cpuset.cpus", cpuset_tree(&hier), LSE_CTR);
+
+	/* an LSE container bound to CPU 0 (no CPU manager state: the none policy) */
+	write_file(path, "0");
+	exclusive_run("CPUs kept from BE cpusets: the static CPU manager's containers' none, bound "
+		      "LSE containers' 0", "an LSE container's binding is found", "1");
+
+	/* the static CPU manager: CPU 1 a container's own, CPU 0 the shared pool */
+	write_file(path, "0-1");
+	write_file(state, "{\"policyName\":\"static\",\"defaultCpuSet\":\"0\",\"entries\":{\""
+		   LSE_POD_UID "\":{\"cache\":\"1\"}},\"checksum\":1}");
+	exclusive_run("CPUs kept from BE cpusets: the static CPU manager's containers' 1, bound LSE "
+		      "containers' none", "the static CPU manager's exclusive CPU is read; the "
+		      "unbound LSE container holds none", "0");
+
+	/* a checkpoint that does not parse: said once, nothing kept from BE */
+	write_file(state, "{\"policyName\":\"static\",\"defaultCpuSet\":");
+	before = cpuset_snapshot(&hier);
+	start_daemon(NULL);
+	sleep_ms(6000);
+	check(log_count("the kubelet's CPU manager state is not read") == 1,
+	      "a broken CPU manager state: warned once (%d)",
+	      log_count("the kubelet's CPU manager state is not read"));
+	check(wait_cpuset(BE_ROOT, "0-1", 0, got, sizeof(got)), "... and BE keeps its CPUs (%s)", got);
+	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+	after = cpuset_snapshot(&hier);
+	check(before && after && !strcmp(before, after), "nothing to put back");
+	free(after);
+	free(before);
+	unlink(state);
+	stop(lse);
+}
+
 /* A cgroup hierarchy reached through a symlink is not written. */
 static void test_symlink_root(void)
 {
@@ -673,7 +781,7 @@ int main(void)
 		return 1;
 	port = 20000 + getpid() % 20000;
 	if (!tree_make(&hier, LS_CTR) || !tree_make(&hier, BE_CTR) || !tree_make(&hier, OTHER_BE) ||
-	    !tree_make(&hier, NOISE))
+	    !tree_make(&hier, NOISE) || !tree_make(&hier, LSE_CTR))
 		return 1;
 	/*
 	 * A BE root's weight other than the kernel's default, as koordlet gives
@@ -704,6 +812,8 @@ int main(void)
 	test_target_cpuset(probe, hog);
 	test_target_returns(hog);
 	test_side_effect(hog);
+	test_exclusive_cpus();
+	pin_cpu(hog, 0);
 	test_target_vanish(&probe, &hog);
 	tree_make(&hier, BE_CTR);
 	test_evict();

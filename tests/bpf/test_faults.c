@@ -598,8 +598,8 @@ static void test_root_made_later(void)
 	for (i = 0; i < 100; i++, sleep_ms(100)) {
 		be = quota_cores(BE_ROOT);
 		yarn = quota_cores(YARN_ROOT);
-		allowed = metric("koord_bpf_be_allowed_cpus");
-		total = metric("koord_bpf_be_suppress_quota_cpus");
+		allowed = metric("koord_bpf_be_allowed_cores");
+		total = metric("koord_bpf_be_suppress_quota_cores");
 		if (be > 0 && yarn > 0 && allowed > 0.2 && total > 0)
 			break;
 	}
@@ -608,7 +608,7 @@ static void test_root_made_later(void)
 	      "two BE roots share one allowance: %.2f + %.2f cores quota, %.2f allowed", be, yarn,
 	      allowed);
 	check(total > 0 && total >= be + yarn - 0.3 && total <= be + yarn + 0.3,
-	      "koord_bpf_be_suppress_quota_cpus is their sum (%.2f)", total);
+	      "koord_bpf_be_suppress_quota_cores is their sum (%.2f)", total);
 	rc = daemon_stop(pid, SIGTERM);
 	check(rc == 0 && tree_value_is(&hier, YARN_ROOT, "cpu.idle", "0", 0) &&
 	      quota_cores(YARN_ROOT) < 0 && quota_cores(BE_ROOT) < 0,

@@ -26,7 +26,7 @@ REQUIRED_CAPS = {'BPF', 'PERFMON'}
 # Set in every container by the kubelet.
 KUBELET_ENV = {'KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT'}
 HOST_PATHS = {'/sys/fs/cgroup': False, '/sys/fs/bpf': False, '/sys/kernel/btf': True,
-              '/var/lib/koord-bpf': False}   # path: mounted read-only
+              '/var/lib/koord-bpf': False, '/var/lib/kubelet': True}   # path: mounted read-only
 
 
 class Bad(Exception):
@@ -119,6 +119,10 @@ def check(docs):
     host, _, port = kb.get('listen', '127.0.0.1:9326').rpartition(':')
     need(host in ('0.0.0.0', '[::]'), 'listen %s is not reachable from Prometheus' % kb.get('listen'))
     need(kb.get('stateDir', '/var/lib/koord-bpf') in mounts, 'stateDir is not a host path')
+    # the kubelet replaces its checkpoint by a rename: a mounted file would keep the old one
+    cms = kb.get('kubelet', {}).get('cpuManagerStateFile', '/var/lib/kubelet/cpu_manager_state')
+    need(not cms or os.path.dirname(cms) in mounts,
+         'cpuManagerStateFile %s is not in a mounted host directory' % cms)
     env = {e['name'] for e in c.get('env', [])}
     for var in re.findall(r'\$\{([^}]*)\}', kb.get('kubelet', {}).get('url', '')):
         need(var in env, 'kubelet url uses ${%s}, which the pod does not set' % var)

@@ -14,6 +14,7 @@ fail=0 n=0 start=$(date +%s)
 max_len() {
 	case $1 in
 	podlist|nodemanager) echo 65536 ;;
+	cpumanager) echo 4096 ;;
 	config|journal|nodeslo) echo 16384 ;;
 	mountinfo|meminfo|memstat) echo 8192 ;;
 	classify) echo 4096 ;;

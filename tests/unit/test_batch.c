@@ -296,7 +296,7 @@ static void test_node(void **state)
 	f = open_memstream(&buf, &len);
 	batch_node_metrics(&b, f);
 	fclose(f);
-	assert_non_null(strstr(buf, "\nkoord_bpf_batch_allocatable_cpus 1.5\n"));
+	assert_non_null(strstr(buf, "\nkoord_bpf_batch_allocatable_cores 1.5\n"));
 	assert_non_null(strstr(buf, "\nkoord_bpf_batch_cpu_cores{part=\"hp_used\"} 3\n"));
 	assert_non_null(strstr(buf, "\nkoord_bpf_batch_memory_bytes{part=\"capacity\"} 1073741824\n"));
 	assert_non_null(strstr(buf, "\nkoord_bpf_batch_samples 1\n"));
@@ -333,7 +333,7 @@ static void test_node(void **state)
 	batch_node_metrics(&b, f);
 	fclose(f);
 	assert_null(strstr(buf, "batch_allocatable_bytes"));
-	assert_non_null(strstr(buf, "batch_allocatable_cpus"));
+	assert_non_null(strstr(buf, "batch_allocatable_cores"));
 	free(buf);
 	doc = batch_node_json(&b, &c);
 	assert_true(json_object_object_get_ex(doc, "memory", &o));

@@ -52,6 +52,8 @@ static void test_recorded(void **state)
 	assert_non_null(p);
 	assert_string_equal(p->namespace, "default");
 	assert_string_equal(p->name, "web");
+	assert_int_equal(p->ncontainers, 0);	/* no containerStatuses */
+	assert_null(pod_container_name(p, "c"));
 	assert_int_equal(p->qos_label, -1);
 	assert_int_equal(pod_qos(p, KC_SYSTEM), KC_LSR);
 	assert_float_equal(p->cpu_request, 0, 0);	/* none written */
@@ -67,8 +69,19 @@ static void test_recorded(void **state)
 	/* max(1.5 + 0.5, init 3) + overhead 0.1 cores; memory 2 x 512 Mi (the init's is no quantity) */
 	assert_float_equal(p->cpu_request, 3.1, 1e-12);
 	assert_float_equal(p->mem_request, 1073741824.0, 0);
+	/* containers by the runtime id their cgroups carry, init containers too */
+	assert_int_equal(p->ncontainers, 3);
+	assert_string_equal(pod_container_name(p, "c1"), "a");
+	assert_string_equal(pod_container_name(p, "f00d"), "b");
+	assert_string_equal(pod_container_name(p, "1417"), "warm-up");
+	assert_null(pod_container_name(p, "containerd://c1"));
+	assert_null(pod_container_name(p, "c3"));
 
 	p = pods_find(&l, UID(3));
+	/* a container not started yet has no id: not listed */
+	assert_int_equal(p->ncontainers, 1);
+	assert_string_equal(pod_container_name(p, "c3"), "c");
+	assert_null(pod_container_name(p, ""));
 	assert_int_equal(pod_qos(p, KC_SYSTEM), KC_BE);
 	assert_int_equal(p->prio, PRIO_BATCH);
 	assert_false(p->eviction_enabled);
