@@ -107,12 +107,16 @@ test: unit-test asan-test fuzz bpf-test vm-test-ci
 unit-test: deps $(UNIT_TESTS) deploy-test
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)
 
-# deploy/: the manifests and the Dockerfile (the config is checked by the daemon when built).
+# deploy/: the manifests and the Dockerfile (the config is checked by the daemon when built),
+# the PodMonitor, the alerts and the dashboard (promtool).
 deploy-test: deps
 	$(Q)python3 tests/deploy/test_manifests.py \
 		$(if $(wildcard $(OUT)/koord-bpf),--koord-bpf $(OUT)/koord-bpf) >$(OUT)/deploy-test.log || \
 		{ cat $(OUT)/deploy-test.log; exit 1; }
 	$(Q)tail -n 1 $(OUT)/deploy-test.log
+	$(Q)python3 tests/deploy/test_monitoring.py >$(OUT)/monitoring-test.log || \
+		{ cat $(OUT)/monitoring-test.log; exit 1; }
+	$(Q)tail -n 1 $(OUT)/monitoring-test.log
 
 bpf-test: all $(BPF_TESTS)
 	$(Q)tests/bpf/run.sh

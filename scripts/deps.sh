@@ -11,6 +11,7 @@ pkgs=(
 	libcmocka-dev valgrind		  # unit tests, sanitizer and valgrind runs
 	stress-ng rt-tests trace-cmd tmux procps python3  # workloads, references, test checks
 	python3-yaml			  # deploy/ manifest checks
+	prometheus			  # promtool and a real Prometheus: the rules and the dashboard
 )
 
 missing=()

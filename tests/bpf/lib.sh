@@ -38,6 +38,13 @@ until_true() { # until_true SECONDS COMMAND...: poll every 0.1 s
 	for i in $(seq "$n"); do "$@" && return 0; sleep 0.1; done
 	return 1
 }
+# remove_tree ROOT DIR: the processes left in the cgroup tree DIR moved to the hierarchy's
+# ROOT, the tree removed deepest first
+remove_tree() {
+	[ -n "$2" ] && [ -d "$2" ] || return 0
+	find "$2" -name cgroup.procs -exec sh -c 'for p in $(cat "$1"); do echo $p > "$2/cgroup.procs"; done' _ {} "$1" \; 2>/dev/null
+	find "$2" -depth -type d -exec rmdir {} \; 2>/dev/null
+}
 metric() { # metric FILE SERIES: its value
 	awk -v s="$2" 'index($0, s " ") == 1 { print $NF }' "$1"
 }

@@ -16,11 +16,7 @@ cleanup() {
 	# a forked child that got a signal before its exec runs the traps too: not here
 	[ "$BASHPID" = "$$" ] || exit 1
 	stop_pids
-	if [ -n "$cgdir" ] && [ -d "$cgdir" ]; then
-		# move anything left to the root, then remove the tree deepest first
-		find "$cgdir" -name cgroup.procs -exec sh -c 'for p in $(cat "$1"); do echo $p > "$2/cgroup.procs"; done' _ {} "$root" \; 2>/dev/null
-		find "$cgdir" -depth -type d -exec rmdir {} \; 2>/dev/null
-	fi
+	remove_tree "$root" "$cgdir"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -253,7 +249,7 @@ assert d["cpu"]["pods_used"] - d["cpu"]["hp_used"] > 0.05, d["cpu"]  # it shares
 assert d["allocatable"]["kubernetes.io/batch-cpu"] == int(d["cpu"]["allocatable"] * 1000), d
 ' "$tmp/batch.json"
 check "/metrics has the batch capacity" bash -c '
-	grep -q "^koord_bpf_batch_allocatable_cpus [0-9.e+-]*$" "$1" &&
+	grep -q "^koord_bpf_batch_allocatable_cores [0-9.e+-]*$" "$1" &&
 	grep -q "^koord_bpf_batch_allocatable_bytes [0-9.e+-]*$" "$1" &&
 	grep -q "^koord_bpf_batch_cpu_cores{part=\"hp_used\"} " "$1"' _ "$tmp/m5"
 check "unknown paths are 404, other methods 405" \

@@ -20,10 +20,7 @@ cleanup() {
 	tmx kill-server 2>/dev/null
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	if [ -n "$cgdir" ] && [ -d "$cgdir" ]; then
-		find "$cgdir" -name cgroup.procs -exec sh -c 'for p in $(cat "$1"); do echo $p > "$2/cgroup.procs"; done' _ {} "$root" \; 2>/dev/null
-		find "$cgdir" -depth -type d -exec rmdir {} \; 2>/dev/null
-	fi
+	remove_tree "$root" "$cgdir"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
