@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 KNOWN_KERNELS=(6.1 5.10 6.12)
 REQUIRED_KERNEL=6.1
 kernels=${KERNELS:-}
-timeout_s=${VM_TIMEOUT:-300}
+timeout_s=${VM_TIMEOUT:-600}	# the boot and every test: 190-250 s on 6.1 here
 verbose=${VM_VERBOSE:-0}
 append=${VM_APPEND:-}
 build=1 fetch_only=0

@@ -3,7 +3,7 @@
 # OUT, CC, CFLAGS, CLANG, BPFTOOL, ARCH, CLANG_SYS_INCLUDES, TESTLIB_OBJS and
 # its rules for $(OUT)/libkoord.a and tests/lib objects. See docs/vm-test.md.
 #
-#   make vm-test [KERNELS="6.1 5.10 6.12"] [VM_TIMEOUT=300] [VM_VERBOSE=1]
+#   make vm-test [KERNELS="6.1 5.10 6.12"] [VM_TIMEOUT=600] [VM_VERBOSE=1]
 #   make vm-test-ci     the required 6.1 kernel, VM_CI_TESTS (meant for `make test`)
 #   VM_TESTS="a b"      only these test programs in the initramfs (default: all)
 #   make vm-static      static probe + tests/bpf/test_* (+ VM_TOOLS) only
