@@ -67,8 +67,8 @@ $(OUT)/libkoord.a: $(LIB_OBJS)
 NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 $(OUT)/koord-top: LDLIBS += $(NCURSES_LIBS)
 # The node agents' client (user/http.c) uses libcurl; only what calls it links it.
-$(OUT)/koord-bpf $(OUT)/tests/test_kubelet $(OUT)/tests/test_nodeslo $(OUT)/fuzz/fuzz_nodemanager \
-	$(OUT)/fuzz/fuzz_nodeslo: \
+$(OUT)/koord-bpf $(OUT)/tests/test_kubelet $(OUT)/tests/test_nodeslo $(OUT)/tests/test_evict_api \
+	$(OUT)/fuzz/fuzz_nodemanager $(OUT)/fuzz/fuzz_nodeslo: \
 	LDLIBS += -lcurl
 
 $(OUT)/%: tools/%.c $(OUT)/libkoord.a

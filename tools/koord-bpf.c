@@ -52,7 +52,6 @@
 #include "unresolved.h"
 
 #define DEFAULT_LISTEN	"127.0.0.1:9326"
-#define SA_DIR		"/var/run/secrets/kubernetes.io/serviceaccount"
 /* Connections at once, in all and from one address (docs/security.md). */
 #define HTTP_CONNECTIONS	64u
 #define HTTP_PER_ADDRESS	8u
@@ -118,7 +117,7 @@ static void usage(FILE *f)
 "  /api/batch       JSON: reclaimable batch CPU and memory (Koordinator's usage formula)\n"
 "  /healthz         200 \"ok\" once the first period is done, 503 before\n"
 "\n"
-"  -f, --config FILE       JSON config: a NodeSLO spec plus a koordBPF section\n"
+"      --config FILE       JSON config: a NodeSLO spec plus a koordBPF section\n"
 "                          (docs/config.md); SIGHUP and edits reload it\n"
 "      --nodeslo URL       the node's NodeSLO from the API server (${VAR}s from\n"
 "                          the environment): its Koordinator sections over the\n"
@@ -129,7 +128,7 @@ static void usage(FILE *f)
 "                          account's)\n"
 "      --nodeslo-ca FILE   CA for an https URL (default the service account's)\n"
 "      --check-config FILE validate FILE and exit (0: valid)\n"
-"  -n, --dry-run           decide and log every action, write nothing\n"
+"      --dry-run           decide and log every action, write nothing\n"
 "  -l, --listen ADDR:PORT  where to serve: IPv4:PORT or [IPv6]:PORT\n"
 "                          (default " DEFAULT_LISTEN ")\n"
 "  -p, --period SECONDS    aggregation period (default 1; 0.1 to 3600)\n"
@@ -171,7 +170,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 	char err[256];
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "f:nl:p:c:r:vh", longopts, NULL)) != -1) {
+	/* a letter means the same in the three programs: -f and -n are koord-top's */
+	while ((opt = getopt_long(argc, argv, "l:p:c:r:vh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			o->config = optarg;
@@ -1174,6 +1174,7 @@ static int period(struct daemon *d)
 		.cgroup_root = d->hier.root, .cgroup_version = d->hier.version,
 		.period_s = d->cfg.period_s, .last_period_s = d->last_work, .scans = d->scans,
 		.journal_set_aside = d->set_aside,
+		.buckets_online_only = d->cfg.metrics.buckets == METRICS_BUCKETS_ONLINE,
 	};
 	last.ready = true;
 	d->last_work = now_s() - t0;
@@ -1617,9 +1618,9 @@ static int start_nodeslo(struct daemon *d)
 	bool applied;
 
 	if (!o->nodeslo_token)
-		o->nodeslo_token = SA_DIR "/token";
+		o->nodeslo_token = SA_TOKEN;
 	if (!o->nodeslo_ca)
-		o->nodeslo_ca = SA_DIR "/ca.crt";
+		o->nodeslo_ca = SA_CA;
 	if (http_expand_url(o->nodeslo, url, sizeof(url), why, sizeof(why))) {
 		log_err("--nodeslo %s", why);	/* a mistake of the command line: never right */
 		return -EINVAL;

@@ -105,8 +105,9 @@ struct enforcer {
 	size_t ntg;
 	struct evict_rate rate;
 	bool pods_fresh;		/* the kubelet's list is recent: pods may be evicted */
-	struct {			/* an eviction hook running while periods go on */
-		pid_t pid;		/* 0: none */
+	struct {			/* an eviction hook or API call running while periods go on */
+		pid_t pid;		/* the hook, 0: none */
+		struct evict_api_call *api;	/* the Eviction API call, NULL: none */
 		double deadline;	/* CLOCK_MONOTONIC s: killed after */
 		enum evict_reason reason;
 		char *path;

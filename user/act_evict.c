@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "act.h"
 #include "evict.h"
+#include "evict_api.h"
 #include "log.h"
 
 #define HOOK_TIMEOUT_S	30
@@ -237,12 +238,77 @@ static int hook_start(struct enforcer *e, const struct evict_target *t, const ch
 	return 0;
 }
 
+/*
+ * Through the Eviction API: the API server checks the pod's
+ * PodDisruptionBudgets and records an Event; the call runs in a thread.
+ * A call that cannot start is said and counted here, with its reason.
+ */
+static int api_start(struct enforcer *e, const struct container *ct, const char *label,
+		     enum evict_reason reason, const char *why)
+{
+	const struct evict_api_opts o = { .server = e->c->eviction.api.url,
+					  .token_file = e->c->eviction.api.token_file,
+					  .ca_file = e->c->eviction.api.ca_file };
+	char err[512];
+	int r;
+
+	if (!(e->hook.path = strdup(label)))
+		return -ENOMEM;
+	r = evict_api_start(&o, ct->ident.namespace, ct->ident.pod_name, ct->ident.pod_uid,
+			    &e->hook.api, err, sizeof(err));
+	if (r) {
+		e->st.eviction_failures_total++;
+		log_warn("evicting %s (%s) through the Eviction API failed: %s", label,
+			 evict_reason_name(reason), err);
+		free(e->hook.path);
+		e->hook.path = NULL;
+		return 0;
+	}
+	e->hook.reason = reason;
+	log_warn("evicting %s (%s) through the Eviction API: %s", label, evict_reason_name(reason),
+		 why);
+	return 0;
+}
+
+/* An Eviction API call still running holds off every other eviction; one that ended is counted. */
+static bool api_running(struct enforcer *e)
+{
+	char why[512];
+	int r;
+
+	if (!e->hook.api)
+		return false;
+	r = evict_api_poll(&e->hook.api, why, sizeof(why));
+	if (r == -EINPROGRESS)
+		return true;
+	if (!r) {
+		e->st.evictions_total[e->hook.reason]++;
+		log_warn("evicted %s (%s): the API server accepted the eviction (%s)", e->hook.path,
+			 evict_reason_name(e->hook.reason), why);
+	} else if (r == -ENOENT) {
+		log_info("evict %s: already gone (%s)", e->hook.path, why);
+	} else {
+		e->st.eviction_failures_total++;
+		log_warn("evicting %s (%s) failed: %s (%s)", e->hook.path,
+			 evict_reason_name(e->hook.reason),
+			 r == -EBUSY ? "a PodDisruptionBudget does not allow it now" :
+			 r == -ESTALE ? "another pod holds its name now" :
+			 r == -EACCES ? "the API server refused the service account (it needs create "
+					"on pods/eviction)" : "the Eviction API", why);
+	}
+	free(e->hook.path);
+	e->hook.path = NULL;
+	return false;
+}
+
 /* A hook still running holds off every other eviction; one that ended is counted. */
 static bool hook_running(struct enforcer *e)
 {
 	const char *why = NULL;
 	int r;
 
+	if (api_running(e))
+		return true;
 	if (!e->hook.pid)
 		return false;
 	r = evict_hook_poll(e->hook.pid, e->hook.deadline);
@@ -267,6 +333,12 @@ static bool hook_running(struct enforcer *e)
 
 void act_hook_stop(struct enforcer *e)
 {
+	if (e->hook.api) {
+		evict_api_stop(&e->hook.api);
+		log_warn("Eviction API call for %s ended: the enforcer stops", e->hook.path);
+		free(e->hook.path);
+		e->hook.path = NULL;
+	}
 	if (!e->hook.pid)
 		return;
 	evict_hook_kill(e->hook.pid);
@@ -298,7 +370,10 @@ static void evict_one(struct enforcer *e, const struct container *ct, enum evict
 		r = hook_start(e, &t, why);
 		if (!r)
 			return;		/* counted when it ends */
-	} else {
+	} else if (e->c->eviction.backend == EVICT_API && ct->ident.kind != CG_YARN) {
+		api_start(e, ct, label, reason, why);
+		return;			/* counted when it ends, or failed and counted */
+	} else {			/* a YARN task has no pod to ask the API server for */
 		r = evict_kill(e->w, e->h, &t);
 	}
 	if (r == -ENOENT) {

@@ -629,6 +629,10 @@ static int check_eviction(struct ctx *x, const char *path)
 {
 	char sub[PATH_LEN];
 
+	if (x->c->eviction.backend == EVICT_API && !*x->c->eviction.api.url) {
+		join(sub, path, "api.url");
+		return fail(x, sub, "required when backend is \"api\"");
+	}
 	if (x->c->eviction.backend != EVICT_HOOK || x->c->eviction.hook[0])
 		return 0;
 	join(sub, path, "hook");
@@ -649,8 +653,9 @@ static int check_eviction(struct ctx *x, const char *path)
 				  .arg = &(const struct section){ .fields = table, .check = chk } }
 
 static const char *const suppress_policies[] = { "cpuset", "cfsQuota", NULL };
-static const char *const evict_backends[] = { "kill", "hook", NULL };
+static const char *const evict_backends[] = { "kill", "hook", "api", NULL };
 static const char *const modes[] = { "enforce", "advise", NULL };
+static const char *const bucket_policies[] = { "online", "all", NULL };
 
 #define NOT_IMPLEMENTED	"not implemented by koord-bpf, ignored"
 #define NOT_USED	"not used by koord-bpf, ignored"
@@ -708,10 +713,30 @@ static const struct field effect_fields[] = {
 	{ 0 }
 };
 
+static const char *check_url(const char *s)
+{
+	return !*s || !strncmp(s, "https://", 8) || !strncmp(s, "http://", 7) ? NULL :
+	       "must be \"\" (off) or an http:// or https:// URL";
+}
+
+static const char *check_abs_or_empty(const char *s)
+{
+	return *s ? check_abs_path(s) : NULL;
+}
+
+/* The API server, for backend "api" (the service account's by default). */
+static const struct field eviction_api_fields[] = {
+	STR("url", eviction.api.url, check_url),
+	STR("tokenFile", eviction.api.token_file, check_abs_or_empty),
+	STR("caFile", eviction.api.ca_file, check_abs_or_empty),
+	{ 0 }
+};
+
 static const struct field eviction_fields[] = {
 	BOOL("enable", eviction.enable),
 	ENUM("backend", eviction.backend, evict_backends),
 	CUSTOM("hook", read_hook),
+	SECTION("api", eviction_api_fields, NULL),
 	INT("maxPerMinute", eviction.max_per_minute, 1, 600, 0),
 	NUM("coolDownSeconds", eviction.cool_down_s, 0, NO_MAX, 0),
 	NUM("culpritAtFloorSeconds", eviction.culprit_at_floor_s, 0, NO_MAX, OPEN_MIN),
@@ -743,17 +768,6 @@ static const struct field reservation_fields[] = {
 	{ 0 }
 };
 
-static const char *check_url(const char *s)
-{
-	return !*s || !strncmp(s, "https://", 8) || !strncmp(s, "http://", 7) ? NULL :
-	       "must be \"\" (off) or an http:// or https:// URL";
-}
-
-static const char *check_abs_or_empty(const char *s)
-{
-	return *s ? check_abs_path(s) : NULL;
-}
-
 static const struct field kubelet_fields[] = {
 	STR("url", kubelet.url, check_url),
 	STR("tokenFile", kubelet.token_file, check_abs_or_empty),
@@ -762,6 +776,11 @@ static const struct field kubelet_fields[] = {
 	BOOL("insecureSkipVerify", kubelet.insecure),
 	NUM("intervalSeconds", kubelet.interval_s, 1, 3600, 0),
 	NUM("timeoutSeconds", kubelet.timeout_s, 0, 60, OPEN_MIN),
+	{ 0 }
+};
+
+static const struct field metrics_fields[] = {
+	ENUM("histogramBuckets", metrics.buckets, bucket_policies),
 	{ 0 }
 };
 
@@ -793,6 +812,7 @@ static const struct field koordbpf_fields[] = {
 	SECTION("batch", batch_fields, NULL),
 	SECTION("kubelet", kubelet_fields, NULL),
 	SECTION("yarn", yarn_fields, NULL),
+	SECTION("metrics", metrics_fields, NULL),
 	{ 0 }
 };
 
@@ -1014,9 +1034,12 @@ void config_defaults(struct koord_config *c)
 	c->batch.cpu_reclaim_threshold_percent = 60;
 	c->batch.memory_reclaim_threshold_percent = 65;
 	c->batch.aggregate_seconds = 300;
+	c->eviction.api.url = strdup("https://${KUBERNETES_SERVICE_HOST}:${KUBERNETES_SERVICE_PORT}");
+	c->eviction.api.token_file = strdup(SA_TOKEN);
+	c->eviction.api.ca_file = strdup(SA_CA);
 	c->kubelet.url = strdup("");
-	c->kubelet.token_file = strdup("/var/run/secrets/kubernetes.io/serviceaccount/token");
-	c->kubelet.ca_file = strdup("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
+	c->kubelet.token_file = strdup(SA_TOKEN);
+	c->kubelet.ca_file = strdup(SA_CA);
 	c->kubelet.insecure = false;
 	c->kubelet.interval_s = 10;
 	c->kubelet.timeout_s = 5;
@@ -1048,6 +1071,10 @@ void config_free(struct koord_config *c)
 	c->kubelet.url = c->kubelet.token_file = c->kubelet.ca_file = c->kubelet.cpu_manager_state = NULL;
 	free(c->yarn.nm_url);
 	c->yarn.nm_url = NULL;
+	free(c->eviction.api.url);
+	free(c->eviction.api.token_file);
+	free(c->eviction.api.ca_file);
+	c->eviction.api.url = c->eviction.api.token_file = c->eviction.api.ca_file = NULL;
 	free_roots(c);
 	class_rules_free(&c->rules);
 	free_hook(c);
@@ -1061,7 +1088,8 @@ static bool defaults_allocated(const struct koord_config *c)
 		if (!c->cgroup_roots[i])
 			return false;
 	return c->listen && c->health_listen && c->state_dir && c->kubelet.url && c->kubelet.token_file &&
-	       c->kubelet.ca_file && c->kubelet.cpu_manager_state && c->yarn.nm_url;
+	       c->kubelet.ca_file && c->kubelet.cpu_manager_state && c->yarn.nm_url &&
+	       c->eviction.api.url && c->eviction.api.token_file && c->eviction.api.ca_file;
 }
 
 /*

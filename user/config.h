@@ -16,7 +16,10 @@
 #define CONFIG_HOOK_ARGS_MAX	16
 
 enum suppress_policy { SUPPRESS_CPUSET, SUPPRESS_CFS_QUOTA };
-enum evict_backend { EVICT_KILL, EVICT_HOOK };
+enum evict_backend { EVICT_KILL, EVICT_HOOK, EVICT_API };
+
+#define SA_TOKEN	"/var/run/secrets/kubernetes.io/serviceaccount/token"
+#define SA_CA		"/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
 /* advise: write nothing; judge the changes other writers make to BE cgroups */
 enum koord_mode { MODE_ENFORCE, MODE_ADVISE };
 
@@ -105,8 +108,12 @@ struct koord_config {
 
 	struct {			/* "eviction" */
 		bool enable;			/* true (still needs be.enable) */
-		enum evict_backend backend;	/* "backend": "kill" | "hook" */
+		enum evict_backend backend;	/* "backend": "kill" | "hook" | "api" */
 		char *hook[CONFIG_HOOK_ARGS_MAX + 1];	/* "hook": argv, NULL-terminated */
+		struct {		/* "api": the API server, for the Eviction API */
+			char *url;	/* "url": https://${KUBERNETES_SERVICE_HOST}:${..._PORT} */
+			char *token_file, *ca_file;	/* the service account's */
+		} api;
 		int max_per_minute;		/* "maxPerMinute": 2, 1..600 */
 		double cool_down_s;		/* "coolDownSeconds": 20 */
 		double culprit_at_floor_s;	/* "culpritAtFloorSeconds": 120 */
@@ -119,6 +126,11 @@ struct koord_config {
 		int memory_reclaim_threshold_percent;	/* "memoryReclaimThresholdPercent": 65 */
 		int aggregate_seconds;		/* "metricAggregateDurationSeconds": 300 */
 	} batch;
+
+	struct {			/* "metrics": what /metrics holds per container */
+		/* "histogramBuckets": "online" (LSE, LSR, LS; others +Inf only) | "all" */
+		enum { METRICS_BUCKETS_ONLINE, METRICS_BUCKETS_ALL } buckets;
+	} metrics;
 
 	struct {			/* "kubelet": pod metadata from GET /pods */
 		char *url;			/* "url": "" (off); ${VAR} from the environment */

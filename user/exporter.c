@@ -502,8 +502,10 @@ static int render(const struct exporter *e, const struct sample *s, const struct
 		}
 		for (k = 0; k <= EXP_LE_N; k++) {
 			cum += cnt[k];
-			line(&b, "koord_bpf_runqueue_wait_seconds_bucket", labels[i], ll[i],
-			     le_label[k], false, cum);
+			if (k == EXP_LE_N || !info->buckets_online_only ||
+			    KC_IS_ONLINE(container_table_get(t, s->v[i].cgid)->ident.qos))
+				line(&b, "koord_bpf_runqueue_wait_seconds_bucket", labels[i], ll[i],
+				     le_label[k], false, cum);
 		}
 		line(&b, "koord_bpf_runqueue_wait_seconds_sum", labels[i], ll[i], NULL, true,
 		     s->v[i].s.wait_ns);

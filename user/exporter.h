@@ -49,6 +49,11 @@ struct exporter_info {
 	double last_period_s;		/* time spent on the last period's work, < 0: not exposed */
 	__u64 scans;			/* container table walks so far */
 	unsigned int journal_set_aside;	/* values of a past run's journal not restored at start */
+	/*
+	 * Wait buckets for online containers only (LSE, LSR, LS): the others'
+	 * histograms hold +Inf alone, with _sum and _count (3 series, not 28).
+	 */
+	bool buckets_online_only;
 };
 
 /*

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * One HTTP(S) GET with libcurl, for the node agents koord-bpf reads (the
- * kubelet, YARN's NodeManager): a bearer token read from a file at every
- * request, a CA file, a timeout and a bound on the body. Only the daemon
- * links it (-lcurl).
+ * HTTP(S) with libcurl: GETs of the node agents koord-bpf reads (the
+ * kubelet, YARN's NodeManager, the NodeSLO) and POSTs to the Eviction API: a
+ * bearer token read from a file at every request, a CA file, a timeout and a
+ * bound on the body. Only the daemon links it (-lcurl).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -120,17 +120,21 @@ static int on_progress(void *abort, curl_off_t dt, curl_off_t dn, curl_off_t ut,
 	return __atomic_load_n((const bool *)abort, __ATOMIC_RELAXED);
 }
 
-int http_get(const struct http_opts *o, const char *url, char **body, size_t *len,
-		  char *err, size_t errlen)
+/*
+ * One request: a GET, or a POST of the JSON @post. The status in *@status,
+ * the body in @b; 0, or -EFBIG, -ENOMEM, -EIO (transport, TLS, aborted) or
+ * the token file's error, with the reason in @err.
+ */
+static int perform(const struct http_opts *o, const char *url, const char *post, long *status,
+		   struct buf *b, char *err, size_t errlen)
 {
 	struct curl_slist *hdrs = NULL;
-	struct buf b = {};
 	char cerr[CURL_ERROR_SIZE] = "", *auth;
-	long status = 0;
 	CURLcode rc;
 	CURL *c;
 	int ret;
 
+	*status = 0;
 	auth = auth_header(o->token_file, err, errlen, &ret);
 	if (ret)
 		return ret;
@@ -142,15 +146,19 @@ int http_get(const struct http_opts *o, const char *url, char **body, size_t *le
 	if (auth)
 		hdrs = curl_slist_append(hdrs, auth);
 	hdrs = curl_slist_append(hdrs, "Accept: application/json");
+	if (post) {
+		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, post);
+	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(o->timeout_s * 1000));
-	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");	/* gzip when the kubelet offers it */
+	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");	/* gzip when the server offers it */
 	/* refused at once when Content-Length says so; on_data bounds the rest */
 	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)HTTP_BODY_MAX);
 	if (o->ca_file && *o->ca_file)
@@ -165,24 +173,36 @@ int http_get(const struct http_opts *o, const char *url, char **body, size_t *le
 		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	}
 	rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
 	curl_easy_cleanup(c);
 	curl_slist_free_all(hdrs);
 	if (auth) {
 		memset(auth, 0, strlen(auth));	/* the token does not linger in freed memory */
 		free(auth);
 	}
-	if (b.too_big || rc == CURLE_FILESIZE_EXCEEDED) {
+	if (b->too_big || rc == CURLE_FILESIZE_EXCEEDED) {
 		snprintf(err, errlen, "%s: the response is larger than %u MiB", url,
 			 HTTP_BODY_MAX >> 20);
-		ret = -EFBIG;
-	} else if (rc != CURLE_OK) {
+		return -EFBIG;
+	}
+	if (rc != CURLE_OK) {
 		snprintf(err, errlen, "%s: %s", url, *cerr ? cerr : curl_easy_strerror(rc));
-		ret = rc == CURLE_WRITE_ERROR ? -ENOMEM : -EIO;
-	} else if (status != 200) {
+		return rc == CURLE_WRITE_ERROR ? -ENOMEM : -EIO;
+	}
+	return 0;
+}
+
+int http_get(const struct http_opts *o, const char *url, char **body, size_t *len,
+	     char *err, size_t errlen)
+{
+	struct buf b = {};
+	long status;
+	int ret = perform(o, url, NULL, &status, &b, err, errlen);
+
+	if (!ret && status != 200) {
 		snprintf(err, errlen, "%s: HTTP status %ld", url, status);
 		ret = -EIO;
-	} else if (!b.p) {
+	} else if (!ret && !b.p) {
 		snprintf(err, errlen, "%s: empty response", url);
 		ret = -EIO;
 	}
@@ -192,5 +212,19 @@ int http_get(const struct http_opts *o, const char *url, char **body, size_t *le
 	}
 	*body = b.p;
 	*len = b.len;
+	return 0;
+}
+
+int http_post(const struct http_opts *o, const char *url, const char *json, long *status,
+	      char **body, char *err, size_t errlen)
+{
+	struct buf b = {};
+	int ret = perform(o, url, json, status, &b, err, errlen);
+
+	if (ret) {
+		free(b.p);
+		return ret;
+	}
+	*body = b.p;	/* NULL when empty */
 	return 0;
 }

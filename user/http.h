@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* One HTTP(S) GET of a node agent's JSON (libcurl); only the daemon links it. */
+/* HTTP(S) for the node agents' JSON and the Eviction API (libcurl); only the daemon links it. */
 #ifndef KOORD_HTTP_H
 #define KOORD_HTTP_H
 
@@ -28,5 +28,12 @@ int http_expand_url(const char *url, char *out, size_t len, char *err, size_t er
  */
 int http_get(const struct http_opts *o, const char *url, char **body, size_t *len,
 	     char *err, size_t errlen);
+/*
+ * One POST of the JSON @json to @url: 0 with the HTTP status in *@status and
+ * the body (NUL-terminated, NULL when empty; free it) in *@body, whatever
+ * the status; or the errors of http_get but for the status.
+ */
+int http_post(const struct http_opts *o, const char *url, const char *json, long *status,
+	      char **body, char *err, size_t errlen);
 
 #endif

@@ -80,6 +80,9 @@ check "not root is refused" errors_with "must run as root" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups $bin --listen 127.0.0.1:$(free_port)
 check "bad --class rule" errors_with 'unknown QoS' $bin --class '/x*=FOO' --once
 check "bad --counter-source" errors_with 'bad --counter-source "pmu"' $bin --counter-source pmu --once
+# a letter means the same in the three programs: -n and -f are koord-top's iterations and filter
+check "-n is not a dry run here" errors_with "invalid option -- 'n'" $bin -n --once
+check "-f is not the config here" errors_with "invalid option -- 'f'" $bin -f /dev/null --once
 # --check-config on the JSON $1: valid, and its output holds each of the other arguments
 check_config_says() {
 	local json=$1 out rc needle
@@ -204,6 +207,10 @@ check "its wait histogram, max and steal are there" bash -c '
 	grep -qF "koord_bpf_inflicted_wait_seconds_total{$1,victims=\"online\"} " "$2"' _ "$labels" "$tmp/m5"
 check "a cgroup name with a quote and a backslash is escaped in labels; --class applies" \
 	grep -qF "koord_bpf_cpu_seconds_total{cgroup=\"$rel/we\\\"ird\\\\name\",qos=\"LS\"" "$tmp/m5"
+buckets() { grep -cF "koord_bpf_runqueue_wait_seconds_bucket{$1" "$2"; }
+online_buckets_only() { [ "$(buckets "$labels" "$1")" = 1 ] && [ "$(buckets "cgroup=\"$rel/we" "$1")" = 26 ]; }
+check "histogramBuckets \"online\" (the default): the BE hog has +Inf only ($(buckets "$labels" "$tmp/m5")), the LS one every bucket ($(buckets "cgroup=\"$rel/we" "$tmp/m5"))" \
+	online_buckets_only "$tmp/m5"
 check "hardware counter series exactly when there is a PMU ($(grep -o 'counters="[a-z]*"' "$tmp/m5"))" bash -c '
 	if grep -q "^koord_bpf_collector_info{.*counters=\"hardware\"} 1$" "$1"; then
 		grep -qF "koord_bpf_cpu_cycles_total{$2} " "$1" && grep -qF "koord_bpf_llc_misses_total{$2} " "$1"

@@ -728,6 +728,81 @@ static void test_evict_hook(int kport)
 	stop(hog);
 }
 
+/* A stand-in API server (tests/unit/data/kubelet_server.py, plain HTTP) recording into @dir. */
+static pid_t apiserver_start(const char *dir, int *aport)
+{
+	char portf[PATH_MAX + 8], buf[16];
+	pid_t pid;
+	int i;
+
+	snprintf(portf, sizeof(portf), "%s/port", dir);
+	pid = fork();
+	if (pid == 0) {
+		execlp("python3", "python3", "tests/unit/data/kubelet_server.py", "-", "-", "-",
+		       "tests/unit/data", portf, dir, (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0, buf[0] = '\0'; pid > 0 && i < 100 && !buf[0]; i++) {
+		sleep_ms(100);
+		read_line(portf, buf, sizeof(buf));
+	}
+	*aport = atoi(buf);
+	return pid;
+}
+
+/*
+ * backend "api": the BE pod is evicted through the Eviction API of a
+ * stand-in API server: a POST of a policy/v1 Eviction naming the pod, its
+ * uid a precondition. Its process runs on: the kubelet stops a pod evicted
+ * that way, not koord-bpf. A PodDisruptionBudget's 429 is a failure, said
+ * with the API server's reason and counted.
+ */
+static void test_evict_api(int kport)
+{
+	char dir[PATH_MAX], own[2 * PATH_MAX], rec[PATH_MAX + 16], status[PATH_MAX + 16];
+	char line[2048], body[1 << 16];
+	pid_t hog = spawn(&hier, rel(BE_CTR), 1, WL_HOG, 0), api;
+	int aport = 0;
+
+	snprintf(dir, sizeof(dir), "%s/apiserver", state_dir);
+	mkdir(dir, 0700);
+	api = apiserver_start(dir, &aport);
+	check(hog > 0 && api > 0 && aport > 0, "a BE pod, and a stand-in API server (port %d)", aport);
+	snprintf(own, sizeof(own), "\"beWakeupPriority\": false, \"kubelet\": {\"url\": "
+		 "\"http://127.0.0.1:%d/pods\", \"tokenFile\": \"\", \"intervalSeconds\": 1}, "
+		 "\"eviction\": {\"backend\": \"api\", \"api\": {\"url\": \"http://127.0.0.1:%d\"}, "
+		 "\"coolDownSeconds\": 0, \"maxPerMinute\": 600}", kport, aport);
+	write_config("\"memoryEvictThresholdPercent\": 1", own);
+	start_daemon(NULL);
+	check(wait_log("the API server accepted the eviction (HTTP 201: Success)", 10000),
+	      "memory above the threshold: the BE pod evicted through the Eviction API");
+	snprintf(rec, sizeof(rec), "%s/evictions", dir);
+	read_line(rec, line, sizeof(line));
+	check(strstr(line, "\"path\": \"/api/v1/namespaces/batch/pods/hog/eviction\"") &&
+	      strstr(line, "\"apiVersion\": \"policy/v1\"") && strstr(line, "\"Eviction\"") &&
+	      strstr(line, strstr(BE_POD, "/pod") + 4) && strstr(line, "application/json"),
+	      "... one POST of a policy/v1 Eviction of batch/hog, its uid a precondition");
+	if (!check(survives(hog, 1000), "... its process runs on: the kubelet stops it, not koord-bpf"))
+		printf("#   %s\n", line);
+	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+
+	snprintf(status, sizeof(status), "%s/eviction-status", dir);
+	write_file(status, "429");
+	start_daemon(NULL);
+	check(wait_log("failed: a PodDisruptionBudget does not allow it now (HTTP 429: Cannot evict "
+		       "pod as it would violate the pod's disruption budget.)", 10000),
+	      "a PodDisruptionBudget's 429: the eviction failed, with the API server's reason");
+	check(http_get(port, "/metrics", body, sizeof(body)) == 200 &&
+	      !strstr(body, "koord_bpf_eviction_failures_total 0\n") &&
+	      strstr(body, "koord_bpf_eviction_failures_total "), "... counted as a failed eviction");
+	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+	if (api > 0) {
+		kill(api, SIGTERM);
+		waitpid(api, NULL, 0);
+	}
+	stop(hog);
+}
+
 /*
  * Memory above the threshold: the BE pod is killed (cgroup.kill or freezer),
  * but only once the kubelet says whose pod it is and that the cluster can
@@ -765,6 +840,7 @@ static void test_evict(void)
 	check(wait_log("evicted ", 2000) && log_has("(memory)"), "the eviction is logged with its reason");
 	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
 	test_evict_hook(kport);
+	test_evict_api(kport);
 	if (kubelet > 0) {
 		kill(kubelet, SIGTERM);
 		waitpid(kubelet, NULL, 0);

@@ -59,11 +59,14 @@ def check(docs):
     need(ds['apiVersion'] == 'apps/v1', 'DaemonSet apiVersion')
 
     # RBAC: exactly a read of nodes/pods (the kubelet's /pods), bound to the pod's account;
-    # never nodes/proxy, which also opens the kubelet's exec and run endpoints
+    # never nodes/proxy, which also opens the kubelet's exec and run endpoints; the one write
+    # is the Eviction API's create of pods/eviction
     need(any('' in r.get('apiGroups', []) and 'nodes/pods' in r.get('resources', []) and
              'get' in r.get('verbs', []) for r in role['rules']), 'ClusterRole lacks get nodes/pods')
     for r in role['rules']:
-        need(set(r.get('verbs', [])) <= {'get', 'list', 'watch'}, 'ClusterRole grants writes: %s' % r)
+        writes = set(r.get('verbs', [])) - {'get', 'list', 'watch'}
+        need(not writes or (writes == {'create'} and r.get('resources') == ['pods/eviction'] and
+                            r.get('apiGroups') == ['']), 'ClusterRole grants writes: %s' % r)
         need('*' not in r.get('resources', []), 'ClusterRole grants every resource')
         need(not {'nodes/proxy', 'nodes/*'} & set(r.get('resources', [])),
              'ClusterRole grants nodes/proxy (exec into any pod): %s' % r)
@@ -245,6 +248,10 @@ def main():
             'spec']['ingress'][0].pop('from'),
         'policy opens the health port': lambda _, docs: next(d for d in docs if d['kind'] == 'NetworkPolicy')[
             'spec']['ingress'][0]['ports'].append({'port': 9327}),
+        'role grants create beyond pods/eviction': lambda _, docs: next(
+            d for d in docs if d['kind'] == 'ClusterRole')['rules'][2]['resources'].append('pods'),
+        'role grants delete of evictions': lambda _, docs: next(
+            d for d in docs if d['kind'] == 'ClusterRole')['rules'][2]['verbs'].append('delete'),
         'role grants nodes/proxy': lambda _, docs: next(d for d in docs if d['kind'] == 'ClusterRole')[
             'rules'][0]['resources'].append('nodes/proxy'),
         'nodeslo url variable unset': lambda ds, _: container(ds).update(

@@ -97,6 +97,11 @@ static void assert_defaults(const struct koord_config *c)
 	assert_string_equal(c->kubelet.url, "");
 	assert_string_equal(c->kubelet.token_file, "/var/run/secrets/kubernetes.io/serviceaccount/token");
 	assert_string_equal(c->kubelet.ca_file, "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
+	assert_string_equal(c->kubelet.cpu_manager_state, "/var/lib/kubelet/cpu_manager_state");
+	assert_string_equal(c->eviction.api.url,
+			    "https://${KUBERNETES_SERVICE_HOST}:${KUBERNETES_SERVICE_PORT}");
+	assert_string_equal(c->eviction.api.token_file, c->kubelet.token_file);
+	assert_string_equal(c->eviction.api.ca_file, c->kubelet.ca_file);
 	assert_false(c->kubelet.insecure);
 	assert_double(c->kubelet.interval_s, 10);
 	assert_double(c->kubelet.timeout_s, 5);
@@ -441,7 +446,7 @@ static void test_types(void **state)
 	BAD(KB({"interference": {"sustainedWindows": {}}}),
 	    "koordBPF.interference.sustainedWindows: must be an integer, got an object");
 	BAD(KB({"eviction": {"backend": "signal"}}),
-	    "koordBPF.eviction.backend: must be \"kill\" or \"hook\", got \"signal\"");
+	    "koordBPF.eviction.backend: must be \"kill\", \"hook\" or \"api\", got \"signal\"");
 	BAD(KB({"eviction": {"enable": "yes"}}),
 	    "koordBPF.eviction.enable: must be true or false, got \"yes\"");
 	BAD(KB({"classRules": {}}), "koordBPF.classRules: must be an array, got an object");
@@ -654,6 +659,23 @@ static void test_cross_fields(void **state)
 
 	BAD(KB({"eviction": {"backend": "hook"}}),
 	    "koordBPF.eviction.hook: required when backend is \"hook\"");
+	BAD(KB({"eviction": {"backend": "api", "api": {"url": ""}}}),
+	    "koordBPF.eviction.api.url: required when backend is \"api\"");
+	BAD(KB({"eviction": {"backend": "api", "api": {"url": "kubernetes.default.svc"}}}),
+	    "koordBPF.eviction.api.url: must be \"\" (off) or an http:// or https:// URL, got "
+	    "\"kubernetes.default.svc\"");
+	BAD(KB({"eviction": {"backend": "api", "api": {"tokenFile": "token"}}}),
+	    "koordBPF.eviction.api.tokenFile: must be an absolute path, got \"token\"");
+	BAD(KB({"kubelet": {"cpuManagerStateFile": "cpu_manager_state"}}),
+	    "koordBPF.kubelet.cpuManagerStateFile: must be an absolute path, got "
+	    "\"cpu_manager_state\"");
+	GOOD(KB({"eviction": {"backend": "api", "api": {"url": "https://10.0.0.1:6443", "caFile": ""}},
+		  "kubelet": {"cpuManagerStateFile": ""}}), &c);
+	assert_int_equal(c.eviction.backend, EVICT_API);
+	assert_string_equal(c.eviction.api.url, "https://10.0.0.1:6443");
+	assert_string_equal(c.eviction.api.ca_file, "");
+	assert_string_equal(c.kubelet.cpu_manager_state, "");
+	config_free(&c);
 	BAD(KB({"eviction": {"backend": "hook", "hook": []}}),
 	    "koordBPF.eviction.hook: required when backend is \"hook\"");
 	BAD(KB({"eviction": {"backend": "hook", "hook": ["evict.sh"]}}),

@@ -78,9 +78,10 @@ static void scan(struct fixture *fx)
 	assert_int_equal(container_table_scan(&fx->t, fx->root, NULL, NULL), 0);
 }
 
-static char *render(struct fixture *fx, const struct window *w)
+static char *render_with(struct fixture *fx, const struct window *w, bool online_buckets)
 {
-	struct exporter_info info = { .version = "test", .last_period_s = -1, .scans = 1 };
+	struct exporter_info info = { .version = "test", .last_period_s = -1, .scans = 1,
+				      .buckets_online_only = online_buckets };
 	size_t len;
 
 	free(fx->out);
@@ -88,6 +89,11 @@ static char *render(struct fixture *fx, const struct window *w)
 	assert_int_equal(exporter_render(&fx->e, &fx->b, w, &fx->t, &info, &fx->out, &len), 0);
 	assert_int_equal(strlen(fx->out), len);
 	return fx->out;
+}
+
+static char *render(struct fixture *fx, const struct window *w)
+{
+	return render_with(fx, w, false);
 }
 
 static const char expected_head[] =
@@ -227,6 +233,7 @@ static void pod_labels(void **state)
 	c = (struct container *)container_table_get(&fx->t, named);
 	snprintf(c->ident.namespace, sizeof(c->ident.namespace), "shop");
 	snprintf(c->ident.pod_name, sizeof(c->ident.pod_name), "web-\"0\"");
+	snprintf(c->ident.container, sizeof(c->ident.container), "app");
 	sample_add(&fx->b, named)->s.cpu_ns = 1000000000;
 	sample_add(&fx->b, plain)->s.cpu_ns = 1000000000;
 	sample_sort(&fx->b);
@@ -234,11 +241,58 @@ static void pod_labels(void **state)
 	render(fx, NULL);
 	assert_non_null(strstr(fx->out,
 		"koord_bpf_cpu_seconds_total{cgroup=\"/named\",qos=\"SYSTEM\",pod_uid=\"\","
-		"container_id=\"\",namespace=\"shop\",pod=\"web-\\\"0\\\"\"} 1\n"));
+		"container_id=\"\",namespace=\"shop\",pod=\"web-\\\"0\\\"\",container=\"app\"} 1\n"));
 	assert_non_null(strstr(fx->out,
 		"koord_bpf_cpu_seconds_total{cgroup=\"/plain\",qos=\"SYSTEM\",pod_uid=\"\","
 		"container_id=\"\"} 1\n"));
 	assert_null(strstr(fx->out, "namespace=\"\""));
+}
+
+/* Count the lines of @out starting with @prefix. */
+static int lines_with(const char *out, const char *prefix)
+{
+	int n = 0;
+
+	for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		n += !strncmp(p, prefix, strlen(prefix));
+	return n;
+}
+
+/*
+ * histogramBuckets "online": an online container keeps every bucket; the
+ * others only +Inf, with _sum and _count (the exposition stays a valid
+ * histogram, and the counts stay exact).
+ */
+static void buckets_online_only(void **state)
+{
+	struct fixture *fx = *state;
+	__u64 ls = mkcg(fx, "/ls"), be = mkcg(fx, "/be");
+	struct cg_sample *cs;
+
+	scan(fx);
+	((struct container *)container_table_get(&fx->t, ls))->ident.qos = KC_LS;
+	((struct container *)container_table_get(&fx->t, be))->ident.qos = KC_BE;
+	for (int i = 0; i < 2; i++) {
+		cs = sample_add(&fx->b, i ? be : ls);
+		cs->s.wait_count = 2;
+		cs->s.wait_ns = 5000;
+		sample_set_bucket(&fx->b, cs, hist_bucket(1000), 1);
+		sample_set_bucket(&fx->b, cs, hist_bucket(4000), 1);
+	}
+	sample_sort(&fx->b);
+	assert_int_equal(exporter_update(&fx->e, NULL, &fx->b), 0);
+	render_with(fx, NULL, true);
+	assert_int_equal(lines_with(fx->out, "koord_bpf_runqueue_wait_seconds_bucket{cgroup=\"/ls\""),
+			 EXP_LE_N + 1);
+	assert_int_equal(lines_with(fx->out, "koord_bpf_runqueue_wait_seconds_bucket{cgroup=\"/be\""), 1);
+	assert_non_null(strstr(fx->out, "koord_bpf_runqueue_wait_seconds_bucket{cgroup=\"/be\",qos=\"BE\","
+				       "pod_uid=\"\",container_id=\"\",le=\"+Inf\"} 2\n"));
+	assert_non_null(strstr(fx->out, "koord_bpf_runqueue_wait_seconds_count{cgroup=\"/be\",qos=\"BE\","
+				       "pod_uid=\"\",container_id=\"\"} 2\n"));
+	assert_non_null(strstr(fx->out, "koord_bpf_runqueue_wait_seconds_sum{cgroup=\"/be\""));
+	render_with(fx, NULL, false);
+	assert_int_equal(lines_with(fx->out, "koord_bpf_runqueue_wait_seconds_bucket{cgroup=\"/be\""),
+			 EXP_LE_N + 1);
 }
 
 static void label_escaping(void **state)
@@ -574,6 +628,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(exact_output, setup, teardown),
 		cmocka_unit_test_setup_teardown(label_escaping, setup, teardown),
 		cmocka_unit_test_setup_teardown(pod_labels, setup, teardown),
+		cmocka_unit_test_setup_teardown(buckets_online_only, setup, teardown),
 		cmocka_unit_test(le_are_bucket_bounds),
 		cmocka_unit_test_setup_teardown(histogram_buckets, setup, teardown),
 		cmocka_unit_test_setup_teardown(hardware_counters, setup, teardown),

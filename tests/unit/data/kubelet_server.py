@@ -16,9 +16,14 @@ when CERT is "-"), recorded answers.
 /apis/slo.koordinator.sh/v1alpha1/nodeslos/NAME  NODESLO_DIR/NAME.json as it is at the request
              (404 when absent); the token is needed over HTTPS and refused (400) over
              plain HTTP, where it would travel in clear
+POST /api/v1/namespaces/NS/pods/NAME/eviction  the Eviction API: each request's path and body
+             appended as a JSON line to NODESLO_DIR/evictions, answered with the status in
+             NODESLO_DIR/eviction-status (201 when absent; 429 with a PodDisruptionBudget's
+             message); the token as for NodeSLOs
 The chosen port is written to PORT_FILE once it listens.
 """
 import http.server
+import json
 import os
 import ssl
 import sys
@@ -42,6 +47,36 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get('Content-Length', 0)))
+        parts = self.path.split('/')
+        if not nodeslo_dir or len(parts) != 8 or parts[1:4] != ['api', 'v1', 'namespaces'] or \
+                parts[5] != 'pods' or parts[7] != 'eviction':
+            return self.send(404, b'{"kind": "Status", "code": 404}')
+        if not self.authorized():
+            return
+        with open(os.path.join(nodeslo_dir, 'evictions'), 'a') as f:
+            f.write(json.dumps({'path': self.path, 'body': json.loads(body),
+                                'content_type': self.headers.get('Content-Type')}) + '\n')
+        try:
+            code = int(open(os.path.join(nodeslo_dir, 'eviction-status')).read())
+        except FileNotFoundError:
+            code = 201
+        message = {201: 'Success', 429: "Cannot evict pod as it would violate the pod's "
+                   'disruption budget.'}.get(code, 'refused')
+        return self.send(code, json.dumps({'kind': 'Status', 'apiVersion': 'v1', 'code': code,
+                                           'message': message}).encode())
+
+    def authorized(self):
+        auth = self.headers.get('Authorization')
+        if cert == '-' and auth is not None:
+            self.send(400, b'{"kind": "Status", "message": "a token over plain HTTP"}')
+            return False
+        if cert != '-' and auth != 'Bearer ' + token:
+            self.send(401, b'{"kind": "Status", "code": 401}')
+            return False
+        return True
+
     def do_GET(self):
         try:
             self.answer()
@@ -49,11 +84,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             pass   # the client gave up, as it should on /huge
 
     def nodeslo(self):
-        auth = self.headers.get('Authorization')
-        if cert == '-' and auth is not None:
-            return self.send(400, b'{"kind": "Status", "message": "a token over plain HTTP"}')
-        if cert != '-' and auth != 'Bearer ' + token:
-            return self.send(401, b'{"kind": "Status", "code": 401}')
+        if not self.authorized():
+            return
         name = self.path[len(NODESLOS):]
         try:
             body = open(os.path.join(nodeslo_dir, os.path.basename(name) + '.json'), 'rb').read()
