@@ -20,8 +20,10 @@
 #include <unistd.h>
 #include "cli.h"
 #include "collector.h"
+#include "http.h"
 #include "log.h"
 #include "report.h"
+#include "report_parse.h"
 #include "top_view.h"
 #include "unresolved.h"
 
@@ -51,6 +53,7 @@ struct options {
 	enum top_col sort;
 	bool reverse;
 	unsigned int max_containers;
+	const char *from;	/* a daemon's base URL: its /api/containers, no collector here */
 };
 
 static void usage(FILE *f)
@@ -59,6 +62,7 @@ static void usage(FILE *f)
 "Usage: koord-top [-d SECONDS] [-n COUNT] [-b [--json]] [--class GLOB=QOS ...]\n"
 "                 [--cgroup-root PATH] [--counter-source S] [--filter QOS]\n"
 "                 [--sort COLUMN] [-v]\n"
+"       koord-top --from http://HOST:PORT [-d SECONDS] [-n COUNT] [-b [--json]] ...\n"
 "A live view of every container (cgroup of the cpu controller) like top(1):\n"
 "QoS, CPU%%, run-queue wait p50/p99, the share of its time lost to BE (BE%%),\n"
 "the online waiting it caused (INFL_ms/s), CPI and MPKI where counters exist.\n"
@@ -82,6 +86,8 @@ static void usage(FILE *f)
 "      --counter-source S  auto (hardware counters where there is a PMU), hardware,\n"
 "                          software (cpu-clock and page faults stand in), off\n"
 "      --max-containers N  containers measured at once (default 4096)\n"
+"      --from URL          show a running koord-bpf's last period (URL/api/containers,\n"
+"                          with its pod and container names) instead of measuring\n"
 "  -v, --verbose           debug output, including libbpf's\n"
 "      --version           the version, and libbpf's\n"
 "  -h, --help              this text\n");
@@ -116,6 +122,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "reverse", no_argument, NULL, 'R' },
 		{ "counter-source", required_argument, NULL, 'P' },
 		{ "max-containers", required_argument, NULL, 'M' },
+		{ "from", required_argument, NULL, 'F' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -183,6 +190,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (cli_max_containers(optarg, &o->max_containers))
 				return -EINVAL;
 			break;
+		case 'F':
+			if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8)) {
+				log_err("--from \"%s\": an http:// or https:// URL, e.g. "
+					"http://127.0.0.1:9326", optarg);
+				return -EINVAL;
+			}
+			o->from = optarg;
+			break;
 		case 'v':
 			log_level = LOG_LVL_DEBUG;
 			break;
@@ -223,7 +238,14 @@ struct top {
 	struct top_row *rows;	/* containers that ran or waited, unsorted */
 	size_t nrows;
 	bool utf8;
+	struct report_doc doc;	/* --from: the daemon's last answer (its mode) */
 };
+
+/* The collector's mode, or the daemon's with --from. */
+static const char *mode_of(const struct top *t)
+{
+	return t->o->from ? t->doc.mode : collector_mode(t->col);
+}
 
 /* Walk the hierarchy into a fresh table and publish the classes. */
 static void rescan(struct top *t)
@@ -268,6 +290,42 @@ static void sample_wall_time(const struct sample *s, struct timespec *out)
 	out->tv_nsec = ns % 1000000000;
 }
 
+/*
+ * --from: the daemon's last period as its /api/containers serves it, its
+ * window and containers taking the place of ours. An answer that does not
+ * come or parse is said and the last frame stays.
+ */
+static int fetch(struct top *t)
+{
+	struct http_opts ho = { .timeout_s = 5 };
+	char url[2048], err[1024];
+	char *body = NULL;
+	size_t len;
+	int r;
+
+	snprintf(url, sizeof(url), "%s%s", t->o->from,
+		 strstr(t->o->from, "/api/containers") ? "" : "/api/containers");
+	ho.url = url;
+	r = http_get(&ho, url, &body, &len, err, sizeof(err));
+	if (!r)
+		r = report_parse(body, len, &t->doc, err, sizeof(err));
+	free(body);
+	if (r) {
+		log_err("%s", err);
+		return r;
+	}
+	window_free(&t->w);
+	container_table_free(&t->table);
+	t->w = t->doc.w;		/* moved, not copied */
+	t->table = t->doc.t;
+	memset(&t->doc.w, 0, sizeof(t->doc.w));
+	memset(&t->doc.t, 0, sizeof(t->doc.t));
+	snprintf(t->hier.root, sizeof(t->hier.root), "%s", t->doc.root);
+	t->hier.version = t->doc.version;
+	clock_gettime(CLOCK_REALTIME, &t->when);
+	return 0;
+}
+
 /* Sample, walk if needed, and make the rows of the window since the previous sample. */
 static int step(struct top *t)
 {
@@ -276,24 +334,30 @@ static int step(struct top *t)
 	size_t i, n;
 	int err;
 
-	err = collector_sample(t->col, &t->cur);
-	if (err) {
-		log_err("cannot read the collector's maps: %s", strerror(-err));
-		return err;
-	}
-	sample_wall_time(&t->cur, &t->when);
-	maybe_rescan(t);
 	free(t->rows);
 	t->rows = NULL;
 	t->nrows = 0;
-	window_free(&t->w);
 	t->have_window = false;
-	err = window_compute(&t->prev, &t->cur, &t->w);
-	if (err)
-		return err;
-	tmp = t->prev;
-	t->prev = t->cur;
-	t->cur = tmp;
+	if (t->o->from) {
+		err = fetch(t);
+		if (err)
+			return err;
+	} else {
+		err = collector_sample(t->col, &t->cur);
+		if (err) {
+			log_err("cannot read the collector's maps: %s", strerror(-err));
+			return err;
+		}
+		sample_wall_time(&t->cur, &t->when);
+		maybe_rescan(t);
+		window_free(&t->w);
+		err = window_compute(&t->prev, &t->cur, &t->w);
+		if (err)
+			return err;
+		tmp = t->prev;
+		t->prev = t->cur;
+		t->cur = tmp;
+	}
 	n = report_rows(&t->w, &active);
 	if (!active)
 		return -ENOMEM;
@@ -328,6 +392,8 @@ static struct top_row *view(const struct top *t, int filter, enum top_col sort, 
 
 static const char *counters_state(const struct top *t)
 {
+	if (t->o->from)
+		return "the daemon's";
 	switch (collector_pmu_source(t->col)) {
 	case PMU_SOURCE_HARDWARE:
 		return "hardware";
@@ -348,7 +414,7 @@ static void status_lines(const struct top *t, const char *mode, size_t shown, in
 	localtime_r(&t->when.tv_sec, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	snprintf(l1, len, "koord-top %s  %s  %s  cgroup v%d %s  every %.3g s", when, mode,
-		 collector_mode(t->col), t->hier.version, t->hier.root, t->o->delay);
+		 mode_of(t), t->hier.version, t->hier.root, t->o->delay);
 	snprintf(l2, len, "containers: %zu active, %zu shown, %zu known  filter: %s  sort: %s%s"
 		 "  counters: %s", t->nrows, shown, t->table.n, top_filter_name(filter),
 		 top_col_title(sort), reverse ? " (reversed)" : "", counters_state(t));
@@ -413,8 +479,9 @@ static int print_json(const struct top *t)
 	json_object_object_add(hier, "root", json_object_new_string(t->hier.root));
 	json_object_object_add(hier, "version", json_object_new_int(t->hier.version));
 	json_object_object_add(doc, "hierarchy", hier);
-	json_object_object_add(col, "mode", json_object_new_string(collector_mode(t->col)));
+	json_object_object_add(col, "mode", json_object_new_string(mode_of(t)));
 	json_object_object_add(col, "counters", json_object_new_string(
+		t->o->from ? "the daemon's" :
 		collector_pmu_source(t->col) == PMU_SOURCE_HARDWARE ? "hardware" :
 		collector_pmu_source(t->col) == PMU_SOURCE_SOFTWARE ? "software" : "unavailable"));
 	/* What the collector could not see or keep over the frame: the reading of its numbers. */
@@ -799,6 +866,15 @@ int main(int argc, char **argv)
 		err = -ENOTTY;
 		goto out;
 	}
+	/* before curses: it then leaves SIGINT/SIGTERM to us (the loop ends, endwin runs) */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (o.from) {		/* the daemon measures: no BPF, no root needed here */
+		err = o.batch ? run_batch(&t) : run_interactive(&t);
+		goto out;
+	}
 	err = cpu_hierarchy_find(o.cgroup_root, &t.hier);
 	if (err) {
 		log_err("%s: %s", o.cgroup_root ? o.cgroup_root : "no cgroup hierarchy carries the cpu controller",
@@ -815,11 +891,6 @@ int main(int argc, char **argv)
 	err = collector_open(&copts, &t.col);
 	if (err)
 		goto out;
-	/* before curses: it then leaves SIGINT/SIGTERM to us (the loop ends, endwin runs) */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	err = collector_set_classes(t.col, &t.table);
 	if (!err)
 		err = collector_sample(t.col, &t.prev);
@@ -837,6 +908,7 @@ out:
 	sample_free(&t.prev);
 	sample_free(&t.cur);
 	container_table_free(&t.table);
+	report_doc_free(&t.doc);
 	class_rules_free(&o.rules);
 	return err ? 1 : 0;
 }

@@ -240,7 +240,7 @@ static int hook_start(struct enforcer *e, const struct evict_target *t, const ch
 
 /*
  * Through the Eviction API: the API server checks the pod's
- * PodDisruptionBudgets and records an Event; the call runs in a thread.
+ * PodDisruptionBudgets; the call runs in a thread.
  * A call that cannot start is said and counted here, with its reason.
  */
 static int api_start(struct enforcer *e, const struct container *ct, const char *label,
@@ -373,7 +373,7 @@ static void evict_one(struct enforcer *e, const struct container *ct, enum evict
 	} else if (e->c->eviction.backend == EVICT_API && ct->ident.kind != CG_YARN) {
 		api_start(e, ct, label, reason, why);
 		return;			/* counted when it ends, or failed and counted */
-	} else {			/* a YARN task has no pod to ask the API server for */
+	} else {	/* "kill"; under "api" too for a YARN task, which has no pod to ask for */
 		r = evict_kill(e->w, e->h, &t);
 	}
 	if (r == -ENOENT) {

@@ -398,6 +398,19 @@ int container_table_scan(struct container_table *t, const char *root,
 	return 0;
 }
 
+int container_table_adopt(struct container_table *t, struct container *v, size_t n)
+{
+	int r;
+
+	container_table_free(t);
+	t->v = v;
+	t->n = t->cap = n;
+	r = table_index(t);
+	if (r)
+		container_table_free(t);
+	return r;
+}
+
 const char *container_label(const struct container *c, char *buf, size_t len)
 {
 	const struct cg_identity *id = &c->ident;

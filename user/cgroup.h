@@ -79,6 +79,11 @@ const struct container *container_table_get(const struct container_table *t,
 					    unsigned long long id);
 void container_table_free(struct container_table *t);
 /*
+ * @t (freed first) made of the @n containers of @v, a malloc'ed array whose
+ * paths are malloc'ed: @t owns them from now on, also on failure. 0 or -ENOMEM.
+ */
+int container_table_adopt(struct container_table *t, struct container *v, size_t n);
+/*
  * @c as logs name it: its path, then "(namespace/pod/container)" as far as
  * the kubelet named it. Returns @buf.
  */

@@ -11,7 +11,7 @@
 
 struct evict_api_call {
 	pthread_t thread;
-	char url[1024], body[1024];
+	char url[2048], body[1024];	/* server (< 768) + a namespace and a name (<= 253 each) */
 	char *token_file, *ca_file;
 	bool abort;			/* set by evict_api_stop */
 	bool done;			/* set by the thread (atomic) */

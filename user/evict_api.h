@@ -2,7 +2,7 @@
 /*
  * Eviction through the Kubernetes Eviction API (POST
  * /api/v1/namespaces/NS/pods/NAME/eviction): the API server honours the
- * pod's PodDisruptionBudgets and records an Event, and the kubelet stops the
+ * pod's PodDisruptionBudgets (and admission webhooks), and the kubelet stops the
  * pod with its grace period. A call runs in a thread of its own, so the
  * periods go on while the API server answers.
  */

@@ -103,6 +103,23 @@ assert (c["namespace"], c["pod"], c["container"], c["qos"]) == ("batch", "spark-
 c = by[sys.argv[4]]
 assert (c["pod"], c["container"]) == ("typo", None), c
 ' "$tmp/api.json" "$yarn" "$batch" "$typo"
+# koord-top --from: the daemon's window and names, without a collector of its own (not root)
+setpriv --reuid=65534 --regid=65534 --clear-groups build/koord-top --from "$url" -b -n 2 -d 0.5 \
+	--json >"$tmp/top.json" 2>"$tmp/top.err"
+check "koord-top --from, unprivileged: frames of the daemon's containers with their names" python3 -c '
+import json, sys
+frames = [json.loads(l) for l in open(sys.argv[1])]
+assert len(frames) == 2, len(frames)
+for f in frames:
+    by = {c["cgroup"]: c for c in f["containers"]}
+    c = by[sys.argv[2]]
+    assert (c["namespace"], c["pod"], c["container"], c["qos"]) == ("default", "cache", "a", "LSE"), c
+    assert f["collector"]["mode"] and f["duration_s"] > 0, f["collector"]
+' "$tmp/top.json" "$lse"
+setpriv --reuid=65534 --regid=65534 --clear-groups build/koord-top --from "$url" -b -n 1 -d 0.5 \
+	--filter LSE >"$tmp/top.txt" 2>>"$tmp/top.err"
+check "... and as text, filtered to LSE: the pod's row" grep -qF "$lse" "$tmp/top.txt"
+check "... nothing on stderr" [ ! -s "$tmp/top.err" ]
 curl -s --max-time 5 -o "$tmp/batch.json" "$url/api/batch"
 check "/api/batch: a koord-batch burstable pod is not high priority, the LSE pod counts at request" python3 -c '
 import json, sys

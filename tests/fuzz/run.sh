@@ -13,7 +13,7 @@ fail=0 n=0 start=$(date +%s)
 # Longest input worth trying per parser (their inputs are small files).
 max_len() {
 	case $1 in
-	podlist|nodemanager) echo 65536 ;;
+	podlist|nodemanager|report) echo 65536 ;;
 	cpumanager) echo 4096 ;;
 	config|journal|nodeslo) echo 16384 ;;
 	mountinfo|meminfo|memstat) echo 8192 ;;
