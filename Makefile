@@ -66,9 +66,10 @@ $(OUT)/libkoord.a: $(LIB_OBJS)
 # koord-top draws with ncurses (wide-character build: UTF-8 cgroup names).
 NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 $(OUT)/koord-top: LDLIBS += $(NCURSES_LIBS)
-# The HTTP client (user/http.c: node agents, the Eviction API, koord-top --from) uses
+# The HTTP client (user/http.c: node agents, the Eviction API, koord-top --from,
+# the tools' --kubelet) uses
 # libcurl; only what calls it links it.
-$(OUT)/koord-bpf $(OUT)/koord-top $(OUT)/tests/test_kubelet $(OUT)/tests/test_nodeslo \
+$(OUT)/koord-bpf $(OUT)/koord-top $(OUT)/koord-interference $(OUT)/tests/test_kubelet $(OUT)/tests/test_nodeslo \
 	$(OUT)/tests/test_evict_api \
 	$(OUT)/fuzz/fuzz_nodemanager $(OUT)/fuzz/fuzz_nodeslo: \
 	LDLIBS += -lcurl

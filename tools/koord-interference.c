@@ -12,6 +12,7 @@
 #include <time.h>
 #include "cli.h"
 #include "collector.h"
+#include "kubelet.h"
 #include "log.h"
 #include "report.h"
 
@@ -42,6 +43,7 @@ struct options {
 	bool trace;
 	double long_wait_ms;
 	enum pmu_source pmu;
+	struct http_opts kubelet;	/* .url NULL: no pod names */
 };
 
 /* Long-wait records seen while watching (kept for --json, printed for --trace). */
@@ -52,6 +54,7 @@ struct events {
 	struct container_table *table;
 	const char *root;
 	const struct class_rules *rules;
+	struct kubelet *kube;
 	time_t rescanned;
 };
 
@@ -61,7 +64,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: koord-interference [-d SECONDS] [--json] [--class GLOB=QOS ...]\n"
-"                          [--cgroup-root PATH] [--top N] [--trace] [-v]\n"
+"                          [--cgroup-root PATH] [--top N] [--trace] [--kubelet URL] [-v]\n"
 "Watch the node for SECONDS (default 10) and report per container (cgroup of\n"
 "the cpu controller): CPU time, run-queue waits (count, p50, p99, max), who\n"
 "held the CPU meanwhile (steal by class) and the online waiting it caused;\n"
@@ -76,6 +79,7 @@ static void usage(FILE *f)
 "  -t, --top N             show only the N containers with the longest p99 wait\n"
 "  -T, --trace             print each long wait of an online task as it happens\n"
 "      --long-wait MS      what counts as a long wait (default 5 ms)\n"
+CLI_KUBELET_HELP
 "      --counter-source S  auto (hardware counters where there is a PMU), hardware,\n"
 "                          software (cpu-clock and page faults stand in: tests), off\n"
 "      --attach MODE       tp_btf or raw_tp (default: the best the kernel takes)\n"
@@ -114,13 +118,19 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		CLI_KUBELET_LONGOPTS,
 		{},
 	};
 	char err[256];
 	unsigned long v;
-	int opt;
+	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, "d:jc:r:t:Tvh", longopts, NULL)) != -1) {
+		r = cli_kubelet_option(opt, optarg, &o->kubelet);
+		if (r < 0)
+			return r;
+		if (r)
+			continue;
 		switch (opt) {
 		case 'd':
 			if (cli_number("duration", "seconds", optarg, 0, 86400, true, &o->duration))
@@ -212,6 +222,8 @@ static int on_event(void *ctx, const struct long_wait_event *ev)
 	     (ev->culprit_cgid && !container_table_get(e->table, ev->culprit_cgid))) &&
 	    now != e->rescanned) {
 		container_table_scan(e->table, e->root, e->rules, NULL);
+		if (e->kube)
+			kubelet_apply(e->kube, e->table);
 		e->rescanned = now;
 	}
 	if (e->print)
@@ -299,6 +311,7 @@ int main(int argc, char **argv)
 	struct suspects sus = {};
 	struct events events = {};
 	struct window w = {};
+	struct kubelet *kube = NULL;
 	char verdict[1024];
 	int err;
 
@@ -317,6 +330,14 @@ int main(int argc, char **argv)
 		log_err("cannot read %s: %s", hier.root, strerror(-err));
 		goto out;
 	}
+	/* the pods' labels may change classes: before the collector learns them */
+	if (o.kubelet.url) {
+		err = kubelet_start(&o.kubelet, &kube);
+		if (err)
+			goto out;
+		if (kubelet_wait_first(kube, o.kubelet.timeout_s + 1))
+			kubelet_apply(kube, &table);
+	}
 	copts = (struct collector_opts){ .hier = &hier, .attach = o.attach, .store = o.store,
 					 .max_containers = o.max_containers,
 					 .long_wait_ns = (__u64)(o.long_wait_ms * 1e6),
@@ -327,7 +348,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	events = (struct events){ .print = o.trace && !o.json, .table = &table,
-				  .root = hier.root, .rules = &o.rules };
+				  .root = hier.root, .rules = &o.rules, .kube = kube };
 	err = collector_set_classes(col, &table);
 	if (!err)
 		err = collector_watch_events(col, on_event, &events);
@@ -350,6 +371,8 @@ int main(int argc, char **argv)
 	}
 	/* Containers created while watching get their paths too. */
 	container_table_scan(&table, hier.root, &o.rules, NULL);
+	if (kube)
+		kubelet_apply(kube, &table);
 	err = window_compute(&a, &b, &w);
 	if (!err)
 		err = suspects_rank(&w, &table, &sus);
@@ -367,6 +390,7 @@ int main(int argc, char **argv)
 	}
 out:
 	collector_close(col);
+	kubelet_stop(kube);
 	free(events.v);
 	suspects_free(&sus);
 	window_free(&w);

@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "collector.h"
 #include "http.h"
+#include "kubelet.h"
 #include "log.h"
 #include "report.h"
 #include "report_parse.h"
@@ -54,6 +55,7 @@ struct options {
 	bool reverse;
 	unsigned int max_containers;
 	const char *from;	/* a daemon's base URL: its /api/containers, no collector here */
+	struct http_opts kubelet;	/* .url NULL: no pod names */
 };
 
 static void usage(FILE *f)
@@ -61,7 +63,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: koord-top [-d SECONDS] [-n COUNT] [-b [--json]] [--class GLOB=QOS ...]\n"
 "                 [--cgroup-root PATH] [--counter-source S] [--filter QOS]\n"
-"                 [--sort COLUMN] [-v]\n"
+"                 [--sort COLUMN] [--kubelet URL] [-v]\n"
 "       koord-top --from http://HOST:PORT [-d SECONDS] [-n COUNT] [-b [--json]] ...\n"
 "A live view of every container (cgroup of the cpu controller) like top(1):\n"
 "QoS, CPU%%, run-queue wait p50/p99, the share of its time lost to BE (BE%%),\n"
@@ -87,7 +89,10 @@ static void usage(FILE *f)
 "                          software (cpu-clock and page faults stand in), off\n"
 "      --max-containers N  containers measured at once (default 4096)\n"
 "      --from URL          show a running koord-bpf's last period (URL/api/containers,\n"
-"                          with its pod and container names) instead of measuring\n"
+"                          with its pod and container names) instead of measuring;\n"
+"                          interactive, a frame that does not come keeps the last\n"
+"                          one, marked stale; batch, it ends koord-top with 1\n"
+CLI_KUBELET_HELP
 "  -v, --verbose           debug output, including libbpf's\n"
 "      --version           the version, and libbpf's\n"
 "  -h, --help              this text\n");
@@ -126,6 +131,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		CLI_KUBELET_LONGOPTS,
 		{},
 	};
 	char err[256], *end;
@@ -133,6 +139,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 	int opt, x;
 
 	while ((opt = getopt_long(argc, argv, "d:bn:jc:r:f:s:Rvh", longopts, NULL)) != -1) {
+		x = cli_kubelet_option(opt, optarg, &o->kubelet);
+		if (x < 0)
+			return x;
+		if (x)
+			continue;
 		switch (opt) {
 		case 'd':
 			if (cli_number("delay", "seconds", optarg, 0.1, 3600, false, &o->delay))
@@ -191,11 +202,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			break;
 		case 'F':
-			if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8)) {
-				log_err("--from \"%s\": an http:// or https:// URL, e.g. "
-					"http://127.0.0.1:9326", optarg);
+			if (cli_url("--from", optarg, "http://127.0.0.1:9326"))
 				return -EINVAL;
-			}
 			o->from = optarg;
 			break;
 		case 'v':
@@ -220,6 +228,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		log_err("--json is for batch mode: add -b");
 		return -EINVAL;
 	}
+	if (o->from && o->kubelet.url) {
+		log_err("--kubelet is for measuring here: with --from the daemon names the pods");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -239,6 +251,9 @@ struct top {
 	size_t nrows;
 	bool utf8;
 	struct report_doc doc;	/* --from: the daemon's last answer (its mode) */
+	char stale[1024];	/* --from, interactive: why the frame shown is not the last period */
+	struct kubelet *kube;	/* --kubelet: pod names; NULL: off */
+	unsigned long kube_gen;	/* the pod list the table was named from */
 };
 
 /* The collector's mode, or the daemon's with --from. */
@@ -261,6 +276,10 @@ static void rescan(struct top *t)
 	}
 	container_table_free(&t->table);
 	t->table = nt;
+	if (t->kube) {
+		kubelet_apply(t->kube, &t->table);
+		t->kube_gen = kubelet_generation(t->kube);
+	}
 	err = collector_set_classes(t->col, &t->table);
 	if (err)
 		log_warn("cannot publish classes: %s", strerror(-err));
@@ -269,7 +288,9 @@ static void rescan(struct top *t)
 /* Walk again (at most once per period) when containers appear that the last walk did not know. */
 static void maybe_rescan(struct top *t)
 {
-	if (!unresolved_fresh(&t->unresolved, &t->table, &t->cur, NULL))
+	/* a new pod list names (and may classify) the known containers anew */
+	if (!unresolved_fresh(&t->unresolved, &t->table, &t->cur, NULL) &&
+	    (!t->kube || kubelet_generation(t->kube) == t->kube_gen))
 		return;
 	rescan(t);
 	/* what is still unknown (gone already, too deep) does not trigger the next walk */
@@ -311,9 +332,12 @@ static int fetch(struct top *t)
 		r = report_parse(body, len, &t->doc, err, sizeof(err));
 	free(body);
 	if (r) {
-		log_err("%s", err);
+		if (t->o->batch)
+			log_err("%s", err);
+		snprintf(t->stale, sizeof(t->stale), "%s", err);
 		return r;
 	}
+	t->stale[0] = '\0';
 	window_free(&t->w);
 	container_table_free(&t->table);
 	t->w = t->doc.w;		/* moved, not copied */
@@ -334,15 +358,16 @@ static int step(struct top *t)
 	size_t i, n;
 	int err;
 
+	if (t->o->from) {
+		err = fetch(t);
+		if (err)	/* interactive: the last frame stays, marked stale */
+			return t->o->batch ? err : 0;
+	}
 	free(t->rows);
 	t->rows = NULL;
 	t->nrows = 0;
 	t->have_window = false;
-	if (t->o->from) {
-		err = fetch(t);
-		if (err)
-			return err;
-	} else {
+	if (!t->o->from) {
 		err = collector_sample(t->col, &t->cur);
 		if (err) {
 			log_err("cannot read the collector's maps: %s", strerror(-err));
@@ -404,7 +429,7 @@ static const char *counters_state(const struct top *t)
 	}
 }
 
-/* The two lines above the table. */
+/* The two lines above the table, into @l1 and @l2 of @len bytes each. */
 static void status_lines(const struct top *t, const char *mode, size_t shown, int filter,
 			 enum top_col sort, bool reverse, char *l1, char *l2, size_t len)
 {
@@ -425,7 +450,7 @@ static void status_lines(const struct top *t, const char *mode, size_t shown, in
 static int print_text(const struct top *t)
 {
 	struct top_row *v;
-	char l1[PATH_MAX + 256], l2[512], *line;
+	char l1[PATH_MAX + 256], l2[PATH_MAX + 256], *line;
 	size_t i, n, len = 16 * PATH_MAX;
 
 	v = view(t, t->o->filter, t->o->sort, t->o->reverse, &n);
@@ -638,7 +663,7 @@ static int rows_visible(void)
 
 static void draw(const struct top *t, struct screen *s)
 {
-	char l1[PATH_MAX + 256], l2[512], line[4 * PATH_MAX + 256];
+	char l1[PATH_MAX + 256], l2[PATH_MAX + 256], line[4 * PATH_MAX + 256];
 	size_t i, n = 0, off = 0, len = 0, cg_width;
 	struct top_row *v = NULL;
 	int y;
@@ -659,7 +684,18 @@ static void draw(const struct top *t, struct screen *s)
 			 s->scroll + rows_visible(), n);
 	else
 		snprintf(l2, sizeof(l2), "h help  q quit  f filter  < > sort  r reverse");
+	if (t->stale[0]) {	/* the daemon did not answer: say so where the keys were */
+		char when[32];
+		struct tm tm;
+
+		localtime_r(&t->when.tv_sec, &tm);
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		snprintf(l2, sizeof(l2), "STALE: the frame of %s; now %s", when, t->stale);
+	}
+	if (t->stale[0])
+		attron(A_BOLD);
 	put_line(2, 0, l2);
+	attroff(A_BOLD);
 	top_format_header(line, sizeof(line), s->sort, &off, &len);
 	attron(A_REVERSE);
 	move(TABLE_Y, 0);
@@ -886,6 +922,15 @@ int main(int argc, char **argv)
 		log_err("cannot read %s: %s", t.hier.root, strerror(-err));
 		goto out;
 	}
+	/* the pods' labels may change classes: before the collector learns them */
+	if (o.kubelet.url) {
+		err = kubelet_start(&o.kubelet, &t.kube);
+		if (err)
+			goto out;
+		if (kubelet_wait_first(t.kube, o.kubelet.timeout_s + 1))
+			kubelet_apply(t.kube, &t.table);
+		t.kube_gen = kubelet_generation(t.kube);
+	}
 	copts = (struct collector_opts){ .hier = &t.hier, .max_containers = o.max_containers,
 					 .pmu_source = o.pmu };
 	err = collector_open(&copts, &t.col);
@@ -902,6 +947,7 @@ int main(int argc, char **argv)
 	err = o.batch ? run_batch(&t) : run_interactive(&t);
 out:
 	collector_close(t.col);
+	kubelet_stop(t.kube);
 	free(t.rows);
 	unresolved_free(&t.unresolved);
 	window_free(&t.w);

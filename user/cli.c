@@ -63,3 +63,36 @@ int cli_max_containers(const char *arg, unsigned int *out)
 	*out = v;
 	return 0;
 }
+
+int cli_url(const char *what, const char *arg, const char *example)
+{
+	if (!strncmp(arg, "http://", 7) || !strncmp(arg, "https://", 8))
+		return 0;
+	log_err("bad %s \"%s\": want an http:// or https:// URL, e.g. %s", what, arg, example);
+	return -EINVAL;
+}
+
+int cli_kubelet_option(int opt, const char *arg, struct http_opts *o)
+{
+	switch (opt) {
+	case CLI_OPT_KUBELET:
+		if (cli_url("--kubelet", arg, "https://127.0.0.1:10250/pods"))
+			return -EINVAL;
+		o->url = arg;
+		break;
+	case CLI_OPT_KUBELET_TOKEN:
+		o->token_file = arg;
+		break;
+	case CLI_OPT_KUBELET_CA:
+		o->ca_file = arg;
+		break;
+	case CLI_OPT_KUBELET_INSECURE:
+		o->insecure = true;
+		break;
+	default:
+		return 0;
+	}
+	o->timeout_s = 5;
+	o->interval_s = 10;
+	return 1;
+}

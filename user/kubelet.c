@@ -210,6 +210,11 @@ void kubelet_unseen_requests(struct kubelet *k, const struct container_table *t,
 	*mem = u.mem;
 }
 
+bool kubelet_wait_first(struct kubelet *k, double timeout_s)
+{
+	return poller_wait_first(k->p, timeout_s);
+}
+
 bool kubelet_status(struct kubelet *k, char *why, size_t len)
 {
 	return poller_status(k->p, why, len);

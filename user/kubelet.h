@@ -40,6 +40,8 @@ size_t kubelet_apply(struct kubelet *k, struct container_table *t);
 void kubelet_unseen_requests(struct kubelet *k, const struct container_table *t, double *cpu,
 			     double *mem);
 
+/* Waits up to @timeout_s for the first poll to end; whether it brought a PodList. */
+bool kubelet_wait_first(struct kubelet *k, double timeout_s);
 /* Up (the last poll succeeded) or not, with the reason; thread-safe. */
 bool kubelet_status(struct kubelet *k, char *why, size_t len);
 /* Seconds since the last good PodList, < 0 when none came yet. */

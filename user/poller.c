@@ -18,6 +18,7 @@ struct poller {
 	pthread_t th;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
+	pthread_cond_t polled;	/* a poll ended: for poller_wait_first() */
 	bool stop, started;
 	/* under lock */
 	void *v;		/* the last good answer, parsed */
@@ -126,6 +127,7 @@ static void poll_once(struct poller *p)
 		p->err_total++;
 		snprintf(p->why, sizeof(p->why), "%s", why);
 	}
+	pthread_cond_broadcast(&p->polled);
 	pthread_mutex_unlock(&p->lock);
 	if (r && (was_up || p->err_total == 1))
 		log_warn("%s: %s; going on with the last good answer, if any", p->kind->name, why);
@@ -196,6 +198,7 @@ int poller_start(const struct poll_kind *kind, const struct http_opts *o, struct
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&p->wake, &ca);
+	pthread_cond_init(&p->polled, &ca);
 	pthread_condattr_destroy(&ca);
 	/* the poller takes no signals: they are the daemon's period loop's */
 	sigfillset(&all);
@@ -224,10 +227,27 @@ void poller_stop(struct poller *p)
 	}
 	drop(p);
 	pthread_cond_destroy(&p->wake);
+	pthread_cond_destroy(&p->polled);
 	pthread_mutex_destroy(&p->lock);
 	free(p->token_file);
 	free(p->ca_file);
 	free(p);
+}
+
+bool poller_wait_first(struct poller *p, double timeout_s)
+{
+	double end = mono_s() + timeout_s;
+	struct timespec until = { .tv_sec = (time_t)end,
+				  .tv_nsec = (long)((end - (time_t)end) * 1e9) };
+	bool up;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->ok_total && !p->err_total &&
+	       pthread_cond_timedwait(&p->polled, &p->lock, &until) != ETIMEDOUT)
+		;
+	up = p->up;
+	pthread_mutex_unlock(&p->lock);
+	return up;
 }
 
 unsigned long poller_generation(struct poller *p)

@@ -29,6 +29,8 @@ struct poller;
 int poller_start(const struct poll_kind *kind, const struct http_opts *o, struct poller **out);
 void poller_stop(struct poller *p);	/* NULL is fine */
 
+/* Waits up to @timeout_s for the first poll to end; whether it brought an answer. */
+bool poller_wait_first(struct poller *p, double timeout_s);
 unsigned long poller_generation(struct poller *p);
 /* Runs @fn on the last good answer (NULL: none yet) under the poller's lock. */
 void poller_with(struct poller *p, void (*fn)(const void *v, void *ctx), void *ctx);

@@ -59,6 +59,34 @@ static const char *path_of(const struct container_table *t, __u64 cgid)
 	return c ? c->path : "?";
 }
 
+/* For text: the path, with namespace/pod/container after it where the kubelet named them. */
+#define LABEL_MAX (PATH_MAX + 600)
+static const char *label_of(const struct container_table *t, __u64 cgid, char *buf)
+{
+	const struct container *c = container_table_get(t, cgid);
+
+	return c ? container_label(c, buf, LABEL_MAX) : "?";
+}
+
+static json_object *str_or_null(const char *s)
+{
+	return *s ? json_object_new_string(s) : NULL;
+}
+
+/* "namespace", "pod" and "container" (each null when not known) into @o, after @prefix. */
+static void add_names(json_object *o, const char *prefix, const struct container *c)
+{
+	static const char *const keys[] = { "namespace", "pod", "container" };
+	const char *v[] = { c ? c->ident.namespace : "", c ? c->ident.pod_name : "",
+			    c ? c->ident.container : "" };
+	char key[32];
+
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(key, sizeof(key), "%s%s", prefix, keys[i]);
+		json_object_object_add(o, key, str_or_null(v[i]));
+	}
+}
+
 /*
  * A cgroup name may hold any byte but '/' and NUL: for a terminal, show
  * control characters and backslashes escaped (\n, \x1b, \\).
@@ -83,6 +111,7 @@ static const char *shown(const char *s, char *buf)
 }
 
 static char shown_a[SHOWN_MAX], shown_b[SHOWN_MAX];
+static char label_a[LABEL_MAX], label_b[LABEL_MAX];
 
 static const char *qos_of(const struct container_table *t, __u64 cgid)
 {
@@ -168,12 +197,7 @@ json_object *report_container_json(const struct cg_window *cw, const struct cont
 			       json_object_new_string(c->ident.pod_uid) : NULL);
 	json_object_object_add(o, "container_id", c && c->ident.container_id[0] ?
 			       json_object_new_string(c->ident.container_id) : NULL);
-	json_object_object_add(o, "namespace", c && c->ident.namespace[0] ?
-			       json_object_new_string(c->ident.namespace) : NULL);
-	json_object_object_add(o, "pod", c && c->ident.pod_name[0] ?
-			       json_object_new_string(c->ident.pod_name) : NULL);
-	json_object_object_add(o, "container", c && c->ident.container[0] ?
-			       json_object_new_string(c->ident.container) : NULL);
+	add_names(o, "", c);
 	if (yarn)
 		json_object_object_add(o, "yarn", yarn);
 	json_object_object_add(o, "cpu_ns", u64(cw->cpu_ns));
@@ -224,7 +248,7 @@ void report_table(FILE *f, const struct window *w, const struct container_table 
 			(unsigned long long)cw->wait_count, cw->p50_ns / 1e3, cw->p99_ns / 1e3,
 			cw->wait_max / 1e3, cw->wait_ns / 1e6, pct(cw->steal_ns[KC_BE], cw),
 			pct(steal_others(cw), cw), cw->inflicted_online_ns / 1e6,
-			shown(c ? c->path : "?", shown_a));
+			shown(c ? container_label(c, label_a, LABEL_MAX) : "?", shown_a));
 	}
 	free(rows);
 }
@@ -241,12 +265,12 @@ void report_suspects(FILE *f, const struct suspects *s, const struct container_t
 		const struct suspect *x = &s->v[i];
 
 		fprintf(f, "  %zu. %s  %.2f ms online wait (%.0f%%)\n", i + 1,
-			shown(path_of(t, x->cgid), shown_a), x->inflicted_online_ns / 1e6,
+			shown(label_of(t, x->cgid, label_a), shown_a), x->inflicted_online_ns / 1e6,
 			100 * x->share);
 		for (j = 0; j < x->nvictims; j++)
 			fprintf(f, "       victim %s %s  BE steal %.2f ms\n",
 				qos_of(t, x->victims[j].cgid),
-				shown(path_of(t, x->victims[j].cgid), shown_a),
+				shown(label_of(t, x->victims[j].cgid, label_a), shown_a),
 				x->victims[j].be_steal_ns / 1e6);
 	}
 }
@@ -262,10 +286,10 @@ void report_verdict(char *buf, size_t len, const struct suspects *s,
 		return;
 	}
 	off = snprintf(buf, len, "BE container %s caused %.0f%% of the online waiting; victims:",
-		       shown(path_of(t, x->cgid), shown_a), 100 * x->share);
+		       shown(label_of(t, x->cgid, label_a), shown_a), 100 * x->share);
 	for (j = 0; j < x->nvictims && off < len; j++)
 		off += snprintf(buf + off, len - off, "%s %s", j ? "," : "",
-				shown(path_of(t, x->victims[j].cgid), shown_a));
+				shown(label_of(t, x->victims[j].cgid, label_a), shown_a));
 	if (!x->nvictims && off < len)
 		snprintf(buf + off, len - off, " none attributed");
 }
@@ -282,6 +306,7 @@ json_object *report_suspects_json(const struct suspects *s, const struct contain
 		json_object_object_add(o, "cgroup", json_object_new_string(path_of(t, x->cgid)));
 		json_object_object_add(o, "id", u64(x->cgid));
 		json_object_object_add(o, "qos", json_object_new_string(qos_of(t, x->cgid)));
+		add_names(o, "", container_table_get(t, x->cgid));
 		json_object_object_add(o, "inflicted_online_ns", u64(x->inflicted_online_ns));
 		json_object_object_add(o, "share", json_object_new_double(x->share));
 		vs = json_object_new_array();
@@ -291,6 +316,7 @@ json_object *report_suspects_json(const struct suspects *s, const struct contain
 				path_of(t, x->victims[j].cgid)));
 			json_object_object_add(v, "qos", json_object_new_string(
 				qos_of(t, x->victims[j].cgid)));
+			add_names(v, "", container_table_get(t, x->victims[j].cgid));
 			json_object_object_add(v, "be_steal_ns", u64(x->victims[j].be_steal_ns));
 			json_object_array_add(vs, v);
 		}
@@ -313,8 +339,8 @@ void report_event(FILE *f, const struct long_wait_event *ev, const struct contai
 	snprintf(culprit, sizeof(culprit), "%.16s/%u", ev->culprit_comm, ev->culprit_pid);
 	fprintf(f, "%-16.16s %-7u %9.3f %5.1f  %-24s %s <- %s\n", ev->comm, ev->pid,
 		ev->wait_ns / 1e6, ev->wait_ns ? 100.0 * ev->be_ns / ev->wait_ns : 0, culprit,
-		shown(path_of(t, ev->cgid), shown_a),
-		ev->culprit_cgid ? shown(path_of(t, ev->culprit_cgid), shown_b) : "(idle)");
+		shown(label_of(t, ev->cgid, label_a), shown_a),
+		ev->culprit_cgid ? shown(label_of(t, ev->culprit_cgid, label_b), shown_b) : "(idle)");
 	fflush(f);
 }
 
@@ -328,6 +354,7 @@ json_object *report_event_json(const struct long_wait_event *ev, const struct co
 	json_object_object_add(o, "comm", json_object_new_string_len(ev->comm,
 						strnlen(ev->comm, sizeof(ev->comm))));
 	json_object_object_add(o, "cgroup", json_object_new_string(path_of(t, ev->cgid)));
+	add_names(o, "", container_table_get(t, ev->cgid));
 	json_object_object_add(o, "wait_ns", u64(ev->wait_ns));
 	json_object_object_add(o, "be_ns", u64(ev->be_ns));
 	json_object_object_add(o, "culprit_pid", json_object_new_int(ev->culprit_pid));
@@ -335,5 +362,6 @@ json_object *report_event_json(const struct long_wait_event *ev, const struct co
 						strnlen(ev->culprit_comm, sizeof(ev->culprit_comm))));
 	json_object_object_add(o, "culprit_cgroup", ev->culprit_cgid ?
 			       json_object_new_string(path_of(t, ev->culprit_cgid)) : NULL);
+	add_names(o, "culprit_", ev->culprit_cgid ? container_table_get(t, ev->culprit_cgid) : NULL);
 	return o;
 }

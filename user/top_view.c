@@ -296,7 +296,7 @@ static const char *fmt_num(char *b, size_t len, double v, const char *fmt)
 size_t top_format_row(char *buf, size_t len, const struct top_row *r, bool utf8,
 		      size_t cg_width)
 {
-	char b[32], esc[4 * PATH_MAX + 8], fit[4 * PATH_MAX + 8];
+	char b[32], label[PATH_MAX + 600], esc[4 * PATH_MAX + 8], fit[4 * PATH_MAX + 8];
 	size_t off = 0;
 
 	if (!len)
@@ -317,7 +317,9 @@ size_t top_format_row(char *buf, size_t len, const struct top_row *r, bool utf8,
 		  cols[TOP_COL_CPI].width, " ");
 	off = put(buf, len, off, fmt_num(b, sizeof(b), r->mpki, "%.2f"),
 		  cols[TOP_COL_MPKI].width, "  ");
-	escape_text(r->path ? r->path : "?", esc, sizeof(esc), utf8);
+	/* names last: a narrow column cut from the left keeps them */
+	escape_text(r->c ? container_label(r->c, label, sizeof(label)) : r->path ? r->path : "?",
+		    esc, sizeof(esc), utf8);
 	if (cg_width)
 		top_fit_left(esc, fit, sizeof(fit), cg_width, utf8);
 	return put(buf, len, off, cg_width ? fit : esc, 0, "");

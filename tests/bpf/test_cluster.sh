@@ -16,6 +16,7 @@ tmp=$(mktemp -d /tmp/koord-cluster-test-XXXXXX)
 cgdir=
 cleanup() {
 	[ "$BASHPID" = "$$" ] || exit 1
+	[ -S "$tmp/tmux.sock" ] && tmux -S "$tmp/tmux.sock" kill-server 2>/dev/null
 	stop_pids
 	[ -n "$cgdir" ] && [ -d "$cgdir" ] && find "$cgdir" -depth -type d -exec rmdir {} \; 2>/dev/null
 	rm -rf "$tmp"
@@ -120,6 +121,46 @@ setpriv --reuid=65534 --regid=65534 --clear-groups build/koord-top --from "$url"
 	--filter LSE >"$tmp/top.txt" 2>>"$tmp/top.err"
 check "... and as text, filtered to LSE: the pod's row" grep -qF "$lse" "$tmp/top.txt"
 check "... nothing on stderr" [ ! -s "$tmp/top.err" ]
+
+# koord-top and koord-interference measuring here, naming pods from the kubelet themselves
+kubelet_args=(--kubelet "https://127.0.0.1:$kport/pods" --kubelet-token-file "$tmp/token"
+	      --kubelet-ca-file "$tmp/k.crt")
+named() { # named FILE...: in each JSON document, the LSE pod's container by name and label class
+	python3 -c '
+import json, sys
+lse = sys.argv[1]
+for path in sys.argv[2:]:
+    for line in open(path).read().splitlines() if path.endswith(".jsonl") else [open(path).read()]:
+        d = json.loads(line)
+        by = {c["cgroup"]: c for c in d["containers"]}
+        c = by[lse]
+        assert (c["namespace"], c["pod"], c["container"], c["qos"]) == ("default", "cache", "a", "LSE"), c
+' "$lse" "$@"
+}
+build/koord-top -b -n 2 -d 0.5 --json "${kubelet_args[@]}" >"$tmp/own.jsonl" 2>"$tmp/own.err"
+check "koord-top --kubelet: its own rows named by the pods, the class from the pod's label" \
+	named "$tmp/own.jsonl"
+build/koord-top -b -n 1 -d 0.5 --filter LSE "${kubelet_args[@]}" >"$tmp/own.txt" 2>>"$tmp/own.err"
+check "... as text: the row says namespace/pod/container after the path" \
+	grep -qF "$lse (default/cache/a)" "$tmp/own.txt"
+# the typo and self-promoted pods are warned about; nothing else
+quiet() { ! grep -v 'unknown koordinator.sh/qosClass\|qosClass "LS" ignored' "$1" | grep -qi 'error\|warn' || { cat "$1"; false; }; }
+check "... no error or warning but the qosClass ones" quiet "$tmp/own.err"
+build/koord-interference -d 1 --json "${kubelet_args[@]}" >"$tmp/intf.json" 2>"$tmp/intf.err"
+check "koord-interference --kubelet: containers named, the class from the pod's label" \
+	named "$tmp/intf.json"
+build/koord-interference -d 1 "${kubelet_args[@]}" >"$tmp/intf.txt" 2>>"$tmp/intf.err"
+check "... as text" grep -qF "$lse (default/cache/a)" "$tmp/intf.txt"
+check "... no error or warning but the qosClass ones" quiet "$tmp/intf.err"
+build/koord-interference -d 0.5 --json --kubelet "https://127.0.0.1:$kport/pods" \
+	--kubelet-ca-file "$tmp/k.crt" >"$tmp/nok.json" 2>"$tmp/nok.err"
+check "without the token: said once, and the output names cgroups only" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["containers"] and all(c["pod"] is None for c in d["containers"]), d["containers"][:2]
+err = open(sys.argv[2]).read()
+assert err.count("kubelet: ") == 1 and "401" in err, err
+' "$tmp/nok.json" "$tmp/nok.err"
 curl -s --max-time 5 -o "$tmp/batch.json" "$url/api/batch"
 check "/api/batch: a koord-batch burstable pod is not high priority, the LSE pod counts at request" python3 -c '
 import json, sys
@@ -142,8 +183,17 @@ curl -s --max-time 5 -o "$tmp/m" "$url/metrics"
 check "the last good list still names the pods" grep -qF "namespace=\"default\",pod=\"cache\"" "$tmp/m"
 check "the exposition is still valid" python3 tests/bpf/promcheck.py --prefix koord_bpf_ "$tmp/m"
 
+# koord-top --from in a terminal while the daemon stops: the last frame stays, marked stale
+sock=$tmp/tmux.sock
+tmux -S "$sock" new-session -d -s top -x 200 -y 30 \
+	"$PWD/build/koord-top --from $url -d 0.5 --filter LSE; sleep 100"
+pane() { tmux -S "$sock" capture-pane -p -t top | grep -qF -- "$1"; }
+check "koord-top --from, interactive: the LSE pod's row" until_true 10 pane "$lse (default/cache/a)"
 kill -TERM $daemon; wait $daemon; rc=$?
 check "SIGTERM: exit 0" [ "$rc" -eq 0 ]
+check "koord-top --from: the daemon gone, the frame says STALE" until_true 10 pane "STALE: the frame of"
+check "... and keeps the pod's row" pane "$lse (default/cache/a)"
+tmux -S "$sock" kill-server
 check "no error on stderr but the qosClass ones" bash -c \
 	'! grep -v "unknown koordinator.sh/qosClass\|qosClass \"LS\" ignored\|kubelet: https://" "$1" | grep -qi "error\|warn" || { cat "$1"; false; }' \
 	_ "$tmp/daemon.err"

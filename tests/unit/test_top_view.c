@@ -242,6 +242,26 @@ static void table_lines(void **state)
 	assert_int_equal(strlen(b), n);
 }
 
+/* Where the kubelet named a container, its row says so after the path; a cut keeps the names. */
+static void rows_named(void **state)
+{
+	struct container named = { .id = 11, .path = "/kubepods/burstable/pod2/web",
+				   .ident = { .qos = KC_LS, .namespace = "shop", .pod_name = "web-7f",
+					      .container = "nginx" } };
+	struct cg_window w = { .cgid = 11, .cpu_ns = 1000 };
+	struct top_row r;
+	char b[512];
+
+	top_row_make(&r, &w, &named, 1000000000);
+	top_format_row(b, sizeof(b), &r, false, 0);
+	assert_string_equal(b + TOP_FIXED_WIDTH, "/kubepods/burstable/pod2/web (shop/web-7f/nginx)");
+	top_format_row(b, sizeof(b), &r, false, 20);
+	assert_string_equal(b + TOP_FIXED_WIDTH, "...hop/web-7f/nginx)");
+	named.ident.container[0] = '\0';	/* a pod's own cgroup */
+	top_format_row(b, sizeof(b), &r, false, 0);
+	assert_string_equal(b + TOP_FIXED_WIDTH, "/kubepods/burstable/pod2/web (shop/web-7f)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +272,7 @@ int main(void)
 		cmocka_unit_test(rows_sorted_and_filtered),
 		cmocka_unit_test(filter_cycle_and_keys),
 		cmocka_unit_test(table_lines),
+		cmocka_unit_test(rows_named),
 	};
 
 	return cmocka_run_group_tests_name("top_view", tests, NULL, NULL);
