@@ -13,6 +13,8 @@ pkgs=(
 	python3-yaml			  # deploy/ manifest checks
 	prometheus			  # promtool and a real Prometheus: the rules and the dashboard
 )
+# kubectl kustomize builds deploy/'s base; Debian's kubectl unless one is on the PATH already
+command -v kubectl >/dev/null || pkgs+=(kubernetes-client)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1744,8 +1744,15 @@ int main(int argc, char **argv)
 	if (stop)
 		goto out;
 	err = collector_open(&copts, &d.col);
-	if (!err)
+	if (!err) {
+		unsigned int slots;
+		unsigned long long bytes = collector_map_bytes(d.col, &slots);
+
+		/* what sizes the pod's memory limit (docs/deploy.md) */
+		log_info("collector: %u container slots on %u CPUs, maps %.1f MiB", slots - 1,
+			 collector_nr_cpus(d.col), bytes / 1048576.0);
 		err = privileges_drop();	/* loaded, attached, perf events open, bound */
+	}
 	if (err || stop)
 		goto out;
 	err = collector_set_classes(d.col, &d.table);

@@ -582,6 +582,27 @@ const char *collector_mode(const struct collector *c)
 	return c->mode;
 }
 
+unsigned long long collector_map_bytes(const struct collector *c, unsigned int *slots)
+{
+	unsigned long long sum = 0, v;
+	char path[64], line[128];
+	struct bpf_map *m;
+	FILE *f;
+
+	*slots = c->nr_slots;
+	bpf_object__for_each_map(m, c->skel->obj) {
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", bpf_map__fd(m));
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "memlock: %llu", &v) == 1)
+				sum += v;
+		fclose(f);
+	}
+	return sum;
+}
+
 unsigned int collector_nr_cpus(const struct collector *c)
 {
 	return c->nr_cpus;

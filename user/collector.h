@@ -35,6 +35,12 @@ void collector_close(struct collector *c);
 
 /* "tp_btf+task_storage", "raw_tp+task_hash", ... */
 const char *collector_mode(const struct collector *c);
+/*
+ * The bytes the maps hold, as the kernel counts them (each map's fdinfo
+ * "memlock"; charged to the loader's memory cgroup since 5.11), and the
+ * container slots they were sized for.
+ */
+unsigned long long collector_map_bytes(const struct collector *c, unsigned int *slots);
 
 /* Publish the classes of @t to BPF (ids not in @t become unclassified). */
 int collector_set_classes(struct collector *c, const struct container_table *t);

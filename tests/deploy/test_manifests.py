@@ -11,6 +11,7 @@ import copy
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -19,6 +20,8 @@ import yaml  # Debian: python3-yaml
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
 MANIFESTS = os.path.join(ROOT, 'deploy', 'koord-bpf.yaml')
+MONITORING = os.path.join(ROOT, 'deploy', 'monitoring.yaml')
+DASHBOARD = os.path.join(ROOT, 'deploy', 'dashboard.json')
 DOCKERFILE = os.path.join(ROOT, 'deploy', 'Dockerfile')
 # What the daemon needs, measured by dropping capabilities (docs/deploy.md).
 ALLOWED_CAPS = {'BPF', 'PERFMON', 'KILL', 'SYS_RESOURCE'}
@@ -188,6 +191,49 @@ def check_dockerfile(text, image):
     need(image.split(':')[0].endswith('koord-bpf'), 'the DaemonSet image is not koord-bpf')
 
 
+def kustomize(directory):
+    """The documents `kubectl kustomize DIR` builds (kubectl from scripts/deps.sh)."""
+    out = subprocess.run(['kubectl', 'kustomize', directory], check=True, capture_output=True,
+                         text=True, timeout=60).stdout
+    return list(yaml.safe_load_all(out))
+
+
+def key(d):
+    return (d['kind'], d['metadata'].get('namespace'), d['metadata']['name'])
+
+
+def check_kustomize(built, files, dashboard):
+    """The base holds every object of the files unchanged, and the dashboard for Grafana's sidecar."""
+    by = {key(d): d for d in built}
+    for d in files:
+        need(key(d) in by, 'the kustomize base lacks %s %s' % (d['kind'], d['metadata']['name']))
+        need(by[key(d)] == d, 'the kustomize base changes %s %s' % (d['kind'], d['metadata']['name']))
+    cms = [d for d in built if d['kind'] == 'ConfigMap' and 'dashboard.json' in d.get('data', {})]
+    need(len(cms) == 1, 'want one ConfigMap with dashboard.json, found %d' % len(cms))
+    need(cms[0]['metadata'].get('labels', {}).get('grafana_dashboard') == '1',
+         'the dashboard ConfigMap lacks the grafana_dashboard label')
+    need(json.loads(cms[0]['data']['dashboard.json']) == dashboard, 'the dashboard differs')
+    need(len(built) == len(files) + 1, 'the base holds %d objects, want %d' % (len(built), len(files) + 1))
+
+
+def kustomize_refuses(files, dashboard):
+    """A base that lost monitoring.yaml, or the label, fails the check."""
+    for name, edit in (('monitoring.yaml left out', lambda k: k['resources'].remove('monitoring.yaml')),
+                       ('no label', lambda k: k.pop('generatorOptions'))):
+        with tempfile.TemporaryDirectory() as tmp:
+            for f in os.listdir(os.path.join(ROOT, 'deploy')):
+                if f.endswith(('.yaml', '.json')):
+                    shutil.copy(os.path.join(ROOT, 'deploy', f), tmp)
+            k = yaml.safe_load(open(os.path.join(tmp, 'kustomization.yaml')))
+            edit(k)
+            yaml.safe_dump(k, open(os.path.join(tmp, 'kustomization.yaml'), 'w'))
+            try:
+                check_kustomize(kustomize(tmp), files, dashboard)
+            except Bad:
+                continue
+            raise Bad('the checker accepts a kustomize base with %s' % name)
+
+
 def must_refuse(docs, name, mutate):
     broken = copy.deepcopy(docs)
     mutate(next(d for d in broken if d['kind'] == 'DaemonSet'), broken)
@@ -211,7 +257,7 @@ def main():
         try:
             fn()
             print('ok - %s' % name)
-        except (Bad, KeyError, ValueError, yaml.YAMLError, subprocess.CalledProcessError) as e:
+        except (Bad, KeyError, ValueError, OSError, yaml.YAMLError, subprocess.CalledProcessError) as e:
             print('not ok - %s: %s' % (name, e))
             failed += 1
 
@@ -266,6 +312,12 @@ def main():
     }
     for name, mutate in breakages.items():
         step('refuses a manifest with %s' % name, lambda: must_refuse(docs, name, mutate))
+    files = docs + list(yaml.safe_load_all(open(MONITORING)))
+    dashboard = json.load(open(DASHBOARD))
+    step('kubectl kustomize deploy/: both files and the dashboard, unchanged',
+         lambda: check_kustomize(kustomize(os.path.join(ROOT, 'deploy')), files, dashboard))
+    step('refuses a kustomize base that lost a file or the label',
+         lambda: kustomize_refuses(files, dashboard))
     print('test_manifests: %d failed' % failed)
     return 1 if failed else 0
 
