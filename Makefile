@@ -111,15 +111,23 @@ unit-test: deps $(UNIT_TESTS) deploy-test
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)
 
 # deploy/: the manifests and the Dockerfile (the config is checked by the daemon when built),
-# the PodMonitor, the alerts and the dashboard (promtool).
-deploy-test: deps
-	$(Q)python3 tests/deploy/test_manifests.py \
+# their schemas (kubernetes-models from npm, pinned by the lock file), the PodMonitor, the
+# alerts and the dashboard (promtool).
+deploy-test: deps $(OUT)/schemas/node_modules/.package-lock.json
+	$(Q)python3 tests/deploy/test_manifests.py --schemas $(OUT)/schemas/node_modules \
 		$(if $(wildcard $(OUT)/koord-bpf),--koord-bpf $(OUT)/koord-bpf) >$(OUT)/deploy-test.log || \
 		{ cat $(OUT)/deploy-test.log; exit 1; }
 	$(Q)tail -n 1 $(OUT)/deploy-test.log
 	$(Q)python3 tests/deploy/test_monitoring.py >$(OUT)/monitoring-test.log || \
 		{ cat $(OUT)/monitoring-test.log; exit 1; }
 	$(Q)tail -n 1 $(OUT)/monitoring-test.log
+
+$(OUT)/schemas/node_modules/.package-lock.json: tests/deploy/schemas/package.json \
+		tests/deploy/schemas/package-lock.json | deps
+	$(call msg,NPM,$(OUT)/schemas)
+	$(Q)mkdir -p $(OUT)/schemas && cp $^ $(OUT)/schemas/
+	$(Q)npm ci --prefix $(OUT)/schemas --no-audit --no-fund --loglevel=error >/dev/null || \
+		{ echo "npm ci of tests/deploy/schemas failed: is the npm registry reachable?"; exit 1; }
 
 bpf-test: all $(BPF_TESTS)
 	$(Q)tests/bpf/run.sh

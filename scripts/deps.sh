@@ -15,6 +15,9 @@ pkgs=(
 )
 # kubectl kustomize builds deploy/'s base; Debian's kubectl unless one is on the PATH already
 command -v kubectl >/dev/null || pkgs+=(kubernetes-client)
+# node and npm run the manifests' schema check (tests/deploy/schemas); Debian's unless present
+command -v node >/dev/null || pkgs+=(nodejs)
+command -v npm >/dev/null || pkgs+=(npm)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Checks deploy/: the manifests parse, and hold what koord-bpf relies on.
 
-    test_manifests.py [--koord-bpf BINARY]   check deploy/koord-bpf.yaml and deploy/Dockerfile;
-        with BINARY also run `BINARY --check-config` on the ConfigMap's JSON
+    test_manifests.py [--koord-bpf BINARY] [--schemas NODE_MODULES]
+        check deploy/koord-bpf.yaml, deploy/Dockerfile and the kustomize base; with BINARY also
+        run `BINARY --check-config` on the ConfigMap's JSON, with NODE_MODULES (npm ci of
+        tests/deploy/schemas) validate every object of the base against its OpenAPI schema
 
 Every rule is also run against a broken copy of the manifests, which it must refuse, so a
 checker that stopped checking would fail here.
@@ -234,6 +236,62 @@ def kustomize_refuses(files, dashboard):
             raise Bad('the checker accepts a kustomize base with %s' % name)
 
 
+VALIDATE = os.path.join(ROOT, 'tests', 'deploy', 'schemas', 'validate.js')
+
+
+def validate(docs, node_modules):
+    """validate.js's verdict per object: {'Kind/name': None when valid, else the reason}."""
+    out = subprocess.run(['node', VALIDATE], input=json.dumps(docs), capture_output=True, text=True,
+                         env=dict(os.environ, NODE_PATH=node_modules), timeout=120).stdout
+    verdicts = {}
+    for line in out.splitlines():
+        ok, _, rest = line.partition(' ')
+        name, _, why = rest.partition(': ')
+        verdicts[name] = None if ok == 'ok' else why
+    need(len(verdicts) == len(docs), 'validate.js answered %d of %d objects: %s' % (len(verdicts), len(docs), out))
+    return verdicts
+
+
+def check_schemas(built, node_modules):
+    bad = {k: v for k, v in validate(built, node_modules).items() if v is not None}
+    need(not bad, 'objects that do not match their schema: %s' % bad)
+
+
+def schemas_refuse(built, node_modules):
+    """Each broken copy, one fault each, is refused by its schema."""
+    def get(kind, name):
+        d = copy.deepcopy(next(d for d in built if d['kind'] == kind))
+        d['metadata']['name'] = name
+        return d, d.get('spec', {})
+    broken = []
+    d, spec = get('DaemonSet', 'port-as-text')
+    container(d)['ports'][0]['containerPort'] = 'x'
+    broken.append(d)
+    d, spec = get('DaemonSet', 'limit-not-a-quantity')
+    container(d)['resources']['limits']['memory'] = '256 MB'
+    broken.append(d)
+    d, spec = get('DaemonSet', 'no-selector')
+    spec.pop('selector')
+    broken.append(d)
+    d, spec = get('PrometheusRule', 'for-as-number')
+    spec['groups'][0]['rules'][0]['for'] = 5
+    broken.append(d)
+    d, spec = get('PodMonitor', 'interval-in-words')
+    spec['podMetricsEndpoints'][0]['interval'] = 'often'
+    broken.append(d)
+    d, _ = get('ClusterRole', 'verbs-as-text')
+    d['rules'][0]['verbs'] = 'get'
+    broken.append(d)
+    d, spec = get('NetworkPolicy', 'protocol-as-number')
+    spec['ingress'][0]['ports'][0]['protocol'] = 6
+    broken.append(d)
+    d, _ = get('DaemonSet', 'unknown-kind')
+    d['kind'] = 'DaemonSett'
+    broken.append(d)
+    passed = [k for k, v in validate(broken, node_modules).items() if v is None]
+    need(not passed, 'broken objects the schemas accept: %s' % passed)
+
+
 def must_refuse(docs, name, mutate):
     broken = copy.deepcopy(docs)
     mutate(next(d for d in broken if d['kind'] == 'DaemonSet'), broken)
@@ -251,6 +309,7 @@ def container(ds):
 def main():
     failed = 0
     binary = sys.argv[sys.argv.index('--koord-bpf') + 1] if '--koord-bpf' in sys.argv else None
+    schemas = sys.argv[sys.argv.index('--schemas') + 1] if '--schemas' in sys.argv else None
 
     def step(name, fn):
         nonlocal failed
@@ -318,6 +377,11 @@ def main():
          lambda: check_kustomize(kustomize(os.path.join(ROOT, 'deploy')), files, dashboard))
     step('refuses a kustomize base that lost a file or the label',
          lambda: kustomize_refuses(files, dashboard))
+    if schemas:
+        built = []
+        step('every object of the base matches its OpenAPI schema (kubernetes-models)',
+             lambda: check_schemas(built.extend(kustomize(os.path.join(ROOT, 'deploy'))) or built, schemas))
+        step('the schemas refuse 8 broken objects, one fault each', lambda: schemas_refuse(built, schemas))
     print('test_manifests: %d failed' % failed)
     return 1 if failed else 0
 
