@@ -71,7 +71,7 @@ $(OUT)/koord-top: LDLIBS += $(NCURSES_LIBS)
 # libcurl; only what calls it links it.
 $(OUT)/koord-bpf $(OUT)/koord-top $(OUT)/koord-interference $(OUT)/tests/test_kubelet $(OUT)/tests/test_nodeslo \
 	$(OUT)/tests/test_evict_api \
-	$(OUT)/fuzz/fuzz_nodemanager $(OUT)/fuzz/fuzz_nodeslo: \
+	$(OUT)/fuzz/fuzz_nodemanager $(OUT)/fuzz/fuzz_nodeslo $(OUT)/fuzz/fuzz_node: \
 	LDLIBS += -lcurl
 
 $(OUT)/%: tools/%.c $(OUT)/libkoord.a

@@ -41,6 +41,7 @@
 #include "hierarchies.h"
 #include "http.h"
 #include "kubelet.h"
+#include "node_object.h"
 #include "nodeslo.h"
 #include "yarn_nm.h"
 #include "writer.h"
@@ -49,6 +50,7 @@
 #include "port_holder.h"
 #include "privileges.h"
 #include "report.h"
+#include "suppress.h"
 #include "unresolved.h"
 
 #define DEFAULT_LISTEN	"127.0.0.1:9326"
@@ -93,6 +95,7 @@ struct options {
 	struct class_rules rules;
 	const char *config;
 	const char *nodeslo, *nodeslo_token, *nodeslo_ca;	/* the API server's NodeSLO */
+	const char *node;	/* the API server's Node object (its token and CA as the NodeSLO's) */
 	double nodeslo_interval;
 	const char *check_config;
 	bool dry_run;
@@ -127,6 +130,10 @@ static void usage(FILE *f)
 "      --nodeslo-token FILE  bearer token for an https URL (default the service\n"
 "                          account's)\n"
 "      --nodeslo-ca FILE   CA for an https URL (default the service account's)\n"
+"      --node URL          the node's Node object from the API server, polled as\n"
+"                          the NodeSLO (its token and CA): the kubelet's reservation\n"
+"                          and node.koordinator.sh/reservation, where larger than\n"
+"                          koordBPF.reservation\n"
 "      --check-config FILE validate FILE and exit (0: valid)\n"
 "      --dry-run           decide and log every action, write nothing\n"
 "  -l, --listen ADDR:PORT  where to serve: IPv4:PORT or [IPv6]:PORT\n"
@@ -154,6 +161,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "nodeslo-token", required_argument, NULL, 'T' },
 		{ "nodeslo-ca", required_argument, NULL, 'A' },
 		{ "nodeslo-interval", required_argument, NULL, 'I' },
+		{ "node", required_argument, NULL, 'N' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "period", required_argument, NULL, 'p' },
@@ -187,6 +195,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'A':
 			o->nodeslo_ca = optarg;
+			break;
+		case 'N':
+			o->node = optarg;
 			break;
 		case 'I':
 			if (cli_number("--nodeslo-interval", "seconds", optarg, 1, 3600, false,
@@ -775,6 +786,8 @@ struct daemon {
 	struct poller *nm;		/* YARN tasks' requests from NodeManager, NULL: off */
 	struct poller *slo;		/* the API server's NodeSLO, NULL: not polled */
 	unsigned long slo_gen;		/* the poller's answer last looked at */
+	struct poller *node;		/* the API server's Node object, NULL: not polled */
+	unsigned long node_gen;		/* its answer last looked at */
 	struct nodeslo_doc slo_seen;	/* the NodeSLO last read, applied or refused */
 	struct nodeslo_doc slo_cur;	/* the NodeSLO of the configuration, text NULL: none */
 	struct stat config_st;		/* the --config file when last read */
@@ -1034,6 +1047,8 @@ static int append_metrics(struct daemon *d, const struct exporter_sink *out)
 		poller_metrics(d->nm, f);
 	if (d->slo)
 		poller_metrics(d->slo, f);
+	if (d->node)
+		poller_metrics(d->node, f);
 	fprintf(f, "# HELP koord_bpf_config_last_reload_successful 0 when the last configuration read "
 		   "(SIGHUP, an edit of the file, a new NodeSLO) was refused: the one before runs.\n"
 		   "# TYPE koord_bpf_config_last_reload_successful gauge\n"
@@ -1533,6 +1548,7 @@ static bool do_reload(struct daemon *d, const struct nodeslo_doc *slo)
 	free(nc.state_dir);
 	nc.state_dir = d->cfg.state_dir;
 	d->cfg.state_dir = NULL;
+	nc.reservation.node = d->cfg.reservation.node;	/* the Node object's, not the file's */
 	rewrite = was_on && (!nc.be.enable || writes_differ(&d->cfg, &nc));
 	config_free(&d->cfg);
 	d->cfg = nc;
@@ -1602,6 +1618,33 @@ static void poll_nodeslo(struct daemon *d)
 	}
 	if (slo_keep(d, &doc, do_reload(d, &doc)))
 		log_err("nodeslo: out of memory");
+}
+
+/*
+ * A new answer of the Node object: what it reserves counts from the next
+ * period (the suppression and the batch capacity read it each period; no
+ * write is undone for it).
+ */
+static void poll_node(struct daemon *d)
+{
+	struct node_reservation r;
+	struct node_object n;
+	char cpus[CPUSET_TEXT_MAX];
+
+	if (!d->node || poller_generation(d->node) == d->node_gen ||
+	    node_object_take(d->node, &n, &d->node_gen))
+		return;
+	node_object_reservation(&n, &r);
+	if (!memcmp(&r, &d->cfg.reservation.node, sizeof(r)))
+		return;
+	d->cfg.reservation.node = r;
+	cpuset_format(&r.cpus, cpus, sizeof(cpus));
+	log_info("node %s reserves %.3g cores and %.0f MiB for the system (the kubelet's %.3g and "
+		 "%.0f MiB; " NODE_RESERVATION_ANNOTATION " %s%.3g and %.0f MiB, CPUs %s): now %.3g "
+		 "cores and %.0f MiB with koordBPF.reservation", n.name, r.cpu, r.memory / 1048576,
+		 n.kubelet_cpu, n.kubelet_memory / 1048576, n.annotated ? "" : "(none) ",
+		 n.annotation.cpu, n.annotation.memory / 1048576, *cpus ? cpus : "none",
+		 config_reserved_cores(&d->cfg), config_reserved_memory(&d->cfg) / 1048576);
 }
 
 /*
@@ -1685,6 +1728,14 @@ int main(int argc, char **argv)
 		return check_config(o.check_config);
 	if (o.nodeslo && start_nodeslo(&d))
 		return 1;
+	if (o.node) {	/* a ${VAR} unset: a mistake of the command line, never right */
+		char url[1024], why[512];
+
+		if (http_expand_url(o.node, url, sizeof(url), why, sizeof(why))) {
+			log_err("--node %s", why);
+			return 1;
+		}
+	}
 	/* a bad file stops everything here: nothing has been written */
 	if (!d.slo_cur.text && load_config(&o, NULL, &d.cfg, &d.rules))
 		return 1;
@@ -1797,6 +1848,14 @@ int main(int argc, char **argv)
 		if (err)
 			goto out;
 	}
+	if (o.node) {
+		err = node_object_start(o.node, o.nodeslo_token ? o.nodeslo_token : SA_TOKEN,
+					o.nodeslo_ca ? o.nodeslo_ca : SA_CA,
+					o.nodeslo_interval ? o.nodeslo_interval : NODESLO_INTERVAL_S,
+					&d.node);
+		if (err)
+			goto out;
+	}
 	if (*d.cfg.yarn.nm_url) {
 		struct http_opts no = { .url = d.cfg.yarn.nm_url, .interval_s = d.cfg.yarn.interval_s,
 					.timeout_s = d.cfg.yarn.timeout_s };
@@ -1837,7 +1896,8 @@ int main(int argc, char **argv)
 		urgent = false;
 		if (config_edited(&d))
 			reload = 1;
-		if (reload || (d.slo && poller_generation(d.slo) != d.slo_gen)) {
+		if (reload || (d.slo && poller_generation(d.slo) != d.slo_gen) ||
+		    (d.node && poller_generation(d.node) != d.node_gen)) {
 			/* the tables a render reads change: under the state lock */
 			pthread_mutex_lock(&last.lock);
 			if (reload) {
@@ -1845,6 +1905,7 @@ int main(int argc, char **argv)
 				do_reload(&d, NULL);
 			}
 			poll_nodeslo(&d);
+			poll_node(&d);
 			pthread_mutex_unlock(&last.lock);
 		}
 		next += d.cfg.period_s;
@@ -1868,6 +1929,7 @@ out:
 	kubelet_stop(d.kube);
 	poller_stop(d.nm);
 	poller_stop(d.slo);
+	poller_stop(d.node);
 	nodeslo_doc_free(&d.slo_seen);
 	nodeslo_doc_free(&d.slo_cur);
 	if (lfd >= 0)

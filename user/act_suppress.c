@@ -212,6 +212,7 @@ static void be_pool(const struct enforcer *e, const char *root, cpu_set_t *pool)
 {
 	char parent[PATH_MAX], path[PATH_MAX], buf[CPUSET_TEXT_MAX];
 	const char *slash = strrchr(root, '/');
+	cpu_set_t reserved;
 
 	*pool = e->topo.online;
 	if (!slash || slash == root || (size_t)(slash - root) >= sizeof(parent))
@@ -224,7 +225,8 @@ static void be_pool(const struct enforcer *e, const char *root, cpu_set_t *pool)
 		CPU_AND(pool, pool, &e->topo.online);
 	else
 		*pool = e->topo.online;
-	cpuset_exclude(pool, &e->c->reservation.cpus);
+	config_reserved_cpus(e->c, &reserved);
+	cpuset_exclude(pool, &reserved);
 	cpuset_exclude(pool, &e->excl.kubelet);
 	cpuset_exclude(pool, &e->excl.lse);
 	if (e->keepoff.on)

@@ -166,7 +166,7 @@ int batch_node_period(struct batch_node *b, const struct koord_config *c, const 
 	b->mem = (struct batch_resource){
 		.capacity = total, .reclaim_percent = c->batch.memory_reclaim_threshold_percent,
 		.node_used = mean[BV_MEM_NODE], .pods_used = mean[BV_MEM_PODS],
-		.hp_used = mean[BV_MEM_HP], .reserved = c->reservation.memory,
+		.hp_used = mean[BV_MEM_HP], .reserved = config_reserved_memory(c),
 	};
 	batch_usage(&b->cpu);
 	batch_usage(&b->mem);

@@ -1052,8 +1052,50 @@ void config_defaults(struct koord_config *c)
 double config_reserved_cores(const struct koord_config *c)
 {
 	int n = CPU_COUNT(&c->reservation.cpus);
+	double file = n ? n : c->reservation.cpu;
 
-	return n ? n : c->reservation.cpu;
+	return file > c->reservation.node.cpu ? file : c->reservation.node.cpu;
+}
+
+double config_reserved_memory(const struct koord_config *c)
+{
+	double file = c->reservation.memory;
+
+	return file > c->reservation.node.memory ? file : c->reservation.node.memory;
+}
+
+void config_reserved_cpus(const struct koord_config *c, cpu_set_t *out)
+{
+	cpu_set_t file = c->reservation.cpus, node = c->reservation.node.cpus;
+
+	CPU_OR(out, &file, &node);
+}
+
+int config_parse_reservation(const char *text, size_t len, struct node_reservation *out,
+			     char *err, size_t errlen)
+{
+	static const char head[] = "{\"koordBPF\": {\"reservation\": ", tail[] = "}}";
+	struct koord_config c;
+	char *doc = malloc(sizeof(head) + len + sizeof(tail));
+	int n, r;
+
+	if (!doc)
+		return -ENOMEM;
+	memcpy(doc, head, sizeof(head) - 1);
+	memcpy(doc + sizeof(head) - 1, text, len);
+	memcpy(doc + sizeof(head) - 1 + len, tail, sizeof(tail));
+	config_defaults(&c);
+	r = config_parse("node.koordinator.sh/reservation", doc,
+			 sizeof(head) - 1 + len + sizeof(tail) - 1, &c, err, errlen);
+	free(doc);
+	if (r)
+		return r;
+	n = CPU_COUNT(&c.reservation.cpus);
+	out->cpu = n ? n : c.reservation.cpu;
+	out->memory = c.reservation.memory;
+	out->cpus = c.reservation.cpus;
+	config_free(&c);
+	return 0;
 }
 
 void config_free(struct koord_config *c)

@@ -37,6 +37,13 @@ struct be_thresholds {
 	int memory_evict_lower_percent;		/* unset -> threshold - 2; < threshold */
 };
 
+/* What the Node object reserves for the system (--node): the larger of the two. */
+struct node_reservation {
+	double cpu;		/* cores: the kubelet's (capacity - allocatable) or the annotation's */
+	double memory;		/* bytes, the same */
+	cpu_set_t cpus;		/* the annotation's reservedCPUs */
+};
+
 struct koord_config {
 	struct be_thresholds be;
 	/*
@@ -73,13 +80,15 @@ struct koord_config {
 	bool react_on_long_waits;	/* "reactOnLongWaits": true: a new culprit acts at once */
 	/*
 	 * "reservation": kept for the system, outside every budget, in the shape of
-	 * node.koordinator.sh/reservation (the kubelet's own reservation is
-	 * not seen by koord-bpf: give the larger, as Koordinator takes the max).
+	 * node.koordinator.sh/reservation. With --node, what the Node object says
+	 * (the kubelet's reservation and that annotation) counts too: the larger
+	 * wins, as Koordinator takes the max.
 	 */
 	struct {
 		double cpu;		/* "resources.cpu": 0 cores */
 		double memory;		/* "resources.memory": 0 bytes */
 		cpu_set_t cpus;		/* "reservedCPUs": none; BE is never given them */
+		struct node_reservation node;	/* from the Node object; not in the file */
 	} reservation;
 	int suppress_smoothing_windows;	/* "suppressSmoothingWindows": 3, 1..60 */
 
@@ -180,8 +189,23 @@ int config_parse(const char *name, const char *text, size_t len, struct koord_co
  */
 int config_parse_nodeslo(const char *name, const char *text, size_t len, const char *path,
 			 struct koord_config *c, char *err, size_t errlen);
-/* The cores reserved: the reservedCPUs when given (as Koordinator), else resources.cpu. */
+/*
+ * The cores reserved: the file's reservedCPUs when given (as Koordinator),
+ * else its resources.cpu; or the Node object's, when larger.
+ */
 double config_reserved_cores(const struct koord_config *c);
+/* The bytes reserved: the file's or the Node object's, the larger. */
+double config_reserved_memory(const struct koord_config *c);
+/* CPUs BE is never given: the file's reservedCPUs and the Node annotation's. */
+void config_reserved_cpus(const struct koord_config *c, cpu_set_t *out);
+/*
+ * node.koordinator.sh/reservation's value (@len bytes of @text) read as the
+ * "reservation" section is: its cores (the reservedCPUs' number when given,
+ * as Koordinator), bytes and CPUs into @out. 0, or -EINVAL with the reason
+ * in @err, -ENOMEM.
+ */
+int config_parse_reservation(const char *text, size_t len, struct node_reservation *out,
+			     char *err, size_t errlen);
 /* Frees strings, rules and the hook argv; safe twice. */
 void config_free(struct koord_config *c);
 

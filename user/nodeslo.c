@@ -90,9 +90,8 @@ static const struct poll_kind nodeslo_kind = {
 	.name = "nodeslo", .size = sizeof(struct nodeslo_doc), .parse = parse, .free = free_doc,
 };
 
-/* A bearer token only where TLS protects it. */
-static struct http_opts opts(const char *url, const char *token_file, const char *ca_file,
-			     double interval_s)
+struct http_opts nodeslo_http_opts(const char *url, const char *token_file, const char *ca_file,
+				   double interval_s)
 {
 	bool tls = !strncmp(url, "https://", 8);
 
@@ -105,7 +104,7 @@ static struct http_opts opts(const char *url, const char *token_file, const char
 int nodeslo_get(const char *url, const char *token_file, const char *ca_file,
 		struct nodeslo_doc *out, char *err, size_t errlen)
 {
-	struct http_opts o = opts(url, token_file, ca_file, 0);
+	struct http_opts o = nodeslo_http_opts(url, token_file, ca_file, 0);
 	char full[1024], why[512] = "";
 	char *body = NULL;
 	size_t len = 0;
@@ -128,7 +127,7 @@ int nodeslo_get(const char *url, const char *token_file, const char *ca_file,
 int nodeslo_start(const char *url, const char *token_file, const char *ca_file,
 		  double interval_s, struct poller **out)
 {
-	struct http_opts o = opts(url, token_file, ca_file, interval_s);
+	struct http_opts o = nodeslo_http_opts(url, token_file, ca_file, interval_s);
 
 	return poller_start(&nodeslo_kind, &o, out);
 }

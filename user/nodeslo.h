@@ -33,6 +33,10 @@ void nodeslo_doc_free(struct nodeslo_doc *d);
 /* @from into @to, whose text before is freed; 0 or -ENOMEM (@to unchanged). */
 int nodeslo_doc_copy(const struct nodeslo_doc *from, struct nodeslo_doc *to);
 
+/* The API server's request options: a bearer token only where TLS protects it. */
+struct http_opts nodeslo_http_opts(const char *url, const char *token_file, const char *ca_file,
+				   double interval_s);
+
 /*
  * One GET of @url, at start (before anything is written: enforcement is
  * the NodeSLO's from the first period). 0, or -errno with the reason in @err.

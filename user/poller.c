@@ -250,6 +250,21 @@ bool poller_wait_first(struct poller *p, double timeout_s)
 	return up;
 }
 
+int poller_copy(struct poller *p, void *out, unsigned long *gen)
+{
+	int r = -ENOENT;
+
+	memset(out, 0, p->kind->size);
+	pthread_mutex_lock(&p->lock);
+	*gen = p->gen;
+	if (p->v) {
+		memcpy(out, p->v, p->kind->size);
+		r = 0;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
 unsigned long poller_generation(struct poller *p)
 {
 	unsigned long g;

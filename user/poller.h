@@ -34,6 +34,12 @@ bool poller_wait_first(struct poller *p, double timeout_s);
 unsigned long poller_generation(struct poller *p);
 /* Runs @fn on the last good answer (NULL: none yet) under the poller's lock. */
 void poller_with(struct poller *p, void (*fn)(const void *v, void *ctx), void *ctx);
+/*
+ * For answers that hold no pointers: a copy of the last good one into @out
+ * (the kind's size) and the generation it belongs to in @gen; -ENOENT when
+ * none came yet (@out zeroed).
+ */
+int poller_copy(struct poller *p, void *out, unsigned long *gen);
 /* Up (the last poll succeeded) or not, with the reason; thread-safe. */
 bool poller_status(struct poller *p, char *why, size_t len);
 /* Seconds since the last good answer, < 0 when none came yet; thread-safe. */

@@ -142,6 +142,53 @@ kill -TERM $daemon; wait $daemon; rc=$?
 check "SIGTERM: exit 0" [ "$rc" -eq 0 ]
 check "no error or warning but the missing NodeSLO's" quiet_but "$tmp/b.err" "nodeslo: .*HTTP status 404"
 
+# ---- the Node object (--node): the kubelet's reservation and the annotation, the larger ----
+mkdir -p "$tmp/tls/nodes"
+node() { # node CPU_ALLOCATABLE MEMORY_ALLOCATABLE [ANNOTATION]: node-c of 4 cores and 8 GiB
+	local ann=${3:+", \"annotations\": {\"node.koordinator.sh/reservation\": $(printf '%s' "$3" |
+		python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')}"}
+	replace "$tmp/tls/nodes/node-c.json" "{\"apiVersion\": \"v1\", \"kind\": \"Node\",
+ \"metadata\": {\"name\": \"node-c\"$ann},
+ \"status\": {\"capacity\": {\"cpu\": \"4\", \"memory\": \"8Gi\", \"pods\": \"110\"},
+             \"allocatable\": {\"cpu\": \"$1\", \"memory\": \"$2\", \"pods\": \"110\"}}}"
+}
+reserved() { # reserved PORT CORES BYTES: what the batch capacity takes as reserved now
+	is "$1" 'koord_bpf_batch_cpu_cores{part="reserved"}' "$2" &&
+		[ "$(metric "$tmp/m" 'koord_bpf_batch_memory_bytes{part="reserved"}')" = "$3" ]
+}
+port=$(free_port)
+replace "$tmp/c.json" "{\"koordBPF\": {\"listen\": \"127.0.0.1:$port\", \"period\": 0.5,
+  \"stateDir\": \"$tmp/state\", \"cgroupRoots\": [\"/koord-nodeslo-test-none\"],
+  \"reservation\": {\"resources\": {\"cpu\": \"250m\"}}}}"
+node 3500m 7Gi '{"resources": {"cpu": "1", "memory": "512Mi"}}'
+$bin --config "$tmp/c.json" --node "https://127.0.0.1:$tls/api/v1/nodes/node-c" \
+	--nodeslo-token "$tmp/token" --nodeslo-ca "$tmp/k.crt" --nodeslo-interval 1 2>"$tmp/c.err" &
+daemon=$!
+pids+=($daemon)
+check "--node: the annotation's cores (1), the kubelet's memory (1 GiB): the larger of each" \
+	until_true 30 reserved "$port" 1 1073741824
+check "... logged with both sources" grep -q "node node-c reserves 1 cores and 1024 MiB for the system (the kubelet's 0.5 and 1024 MiB; node.koordinator.sh/reservation 1 and 512 MiB, CPUs none): now 1 cores and 1024 MiB with koordBPF.reservation$" "$tmp/c.err"
+node 3500m 7Gi '{"reservedCPUs": "0-1"}'
+check "the annotation's reservedCPUs win over its resources: 2 cores" until_true 15 reserved "$port" 2 1073741824
+node 1 7Gi '{"reservedCPUs": "0-1"}'
+check "the kubelet reserving more (3 cores): 3" until_true 15 reserved "$port" 3 1073741824
+node 4 8Gi
+check "neither reserves: the file's 0.25 cores" until_true 15 reserved "$port" 0.25 0
+node 4 8Gi '{"resources": {"cpu": "lots"}}'
+check "a bad annotation: the poll fails with the reason" until_true 15 is "$port" koord_bpf_node_up 0
+check "... the last good answer stays" reserved "$port" 0.25 0
+check "... logged" grep -q 'node: .*resources.cpu' "$tmp/c.err"
+kill -HUP $daemon
+check "a SIGHUP keeps the Node's part" until_true 10 grep -q "reloaded $tmp/c.json" "$tmp/c.err"
+node 1 8Gi
+check "a good one again: applied (3 cores)" until_true 15 reserved "$port" 3 0
+kill -TERM $daemon; wait $daemon; rc=$?
+check "SIGTERM: exit 0" [ "$rc" -eq 0 ]
+check "no error or warning but the bad annotation's" quiet_but "$tmp/c.err" "node: .*resources.cpu"
+$bin --node 'https://${KOORD_TEST_UNSET_VAR}/x' 2>"$tmp/d.err"; rc=$?
+check "--node with an unset \${VAR}: exit 1" bash -c \
+	'[ "$1" -eq 1 ] && grep -q "\${KOORD_TEST_UNSET_VAR} is not set" "$2"' _ "$rc" "$tmp/d.err"
+
 # ---- a URL naming an unset variable: a mistake, refused before anything ----
 $bin --nodeslo 'https://${KOORD_TEST_UNSET_VAR}/x' 2>"$tmp/c.err"; rc=$?
 check "an unset \${VAR} in the URL: exit 1, saying which" bash -c \

@@ -135,15 +135,18 @@ def check(docs):
     for var in re.findall(r'\$\{([^}]*)\}', kb.get('kubelet', {}).get('url', '')):
         need(var in env, 'kubelet url uses ${%s}, which the pod does not set' % var)
     need(pod.get('automountServiceAccountToken', True), 'the kubelet token is not mounted')
-    # the node's NodeSLO: its URL's variables are set, the role reads NodeSLOs, and since the
-    # cluster's NodeSLO decides enforcement, the shipped config writes nothing (advise)
-    if '--nodeslo' in args:
-        url = args[args.index('--nodeslo') + 1]
-        for var in re.findall(r'\$\{([^}]*)\}', url):
-            need(var in env | KUBELET_ENV, '--nodeslo uses ${%s}, which the pod does not set' % var)
-        need(any('slo.koordinator.sh' in r.get('apiGroups', []) and 'nodeslos' in r.get('resources', [])
+    # objects of the API server (the node's NodeSLO, its Node): each URL's variables are set and
+    # the role reads them; since the cluster's NodeSLO decides enforcement, the shipped config
+    # writes nothing (advise)
+    for flag, group, resource in (('--nodeslo', 'slo.koordinator.sh', 'nodeslos'), ('--node', '', 'nodes')):
+        if flag not in args:
+            continue
+        for var in re.findall(r'\$\{([^}]*)\}', args[args.index(flag) + 1]):
+            need(var in env | KUBELET_ENV, '%s uses ${%s}, which the pod does not set' % (flag, var))
+        need(any(group in r.get('apiGroups', []) and resource in r.get('resources', [])
                  and 'get' in r.get('verbs', []) for r in role['rules']),
-             'ClusterRole lacks get nodeslos.slo.koordinator.sh (--nodeslo)')
+             'ClusterRole lacks get %s (%s)' % (resource, flag))
+    if '--nodeslo' in args:
         need(kb.get('mode') == 'advise',
              'koordBPF.mode is not advise: the cluster\'s NodeSLO would make it write beside koordlet')
 
@@ -354,14 +357,16 @@ def main():
         'policy opens the health port': lambda _, docs: next(d for d in docs if d['kind'] == 'NetworkPolicy')[
             'spec']['ingress'][0]['ports'].append({'port': 9327}),
         'role grants create beyond pods/eviction': lambda _, docs: next(
-            d for d in docs if d['kind'] == 'ClusterRole')['rules'][2]['resources'].append('pods'),
+            d for d in docs if d['kind'] == 'ClusterRole')['rules'][3]['resources'].append('pods'),
         'role grants delete of evictions': lambda _, docs: next(
-            d for d in docs if d['kind'] == 'ClusterRole')['rules'][2]['verbs'].append('delete'),
+            d for d in docs if d['kind'] == 'ClusterRole')['rules'][3]['verbs'].append('delete'),
         'role grants nodes/proxy': lambda _, docs: next(d for d in docs if d['kind'] == 'ClusterRole')[
             'rules'][0]['resources'].append('nodes/proxy'),
         'nodeslo url variable unset': lambda ds, _: container(ds).update(
             env=[e for e in container(ds)['env'] if e['name'] != 'NODE_NAME']),
         'role lacks nodeslos': lambda _, docs: next(d for d in docs if d['kind'] == 'ClusterRole')[
+            'rules'].pop(2),
+        'role lacks nodes': lambda _, docs: next(d for d in docs if d['kind'] == 'ClusterRole')[
             'rules'].pop(1),
         'enforcing beside koordlet': lambda _, docs: next(d for d in docs if d['kind'] == 'ConfigMap')[
             'data'].update({'koord-bpf.json': '{"koordBPF": {"listen": "0.0.0.0:9326", '

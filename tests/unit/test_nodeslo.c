@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* The NodeSLO object as the API server answers: what is taken, what is refused. */
+/* The NodeSLO and Node objects as the API server answers: what is taken, what is refused. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "config.h"
+#include "node_object.h"
 #include "nodeslo.h"
 
 #define SLO(meta, spec) \
@@ -72,11 +73,80 @@ static void test_refused(void **state)
 	}
 }
 
+#define NODE(meta, status) "{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": " meta \
+	", \"status\": " status "}"
+#define STATUS(cpu, mem) "{\"capacity\": {\"cpu\": \"8\", \"memory\": \"16Gi\"}, " \
+	"\"allocatable\": {\"cpu\": \"" cpu "\", \"memory\": \"" mem "\"}}"
+
+static int node_parse(const char *text, struct node_object *n, char *err, size_t len)
+{
+	return node_object_parse(text, strlen(text), n, err, len);
+}
+
+/* Koordinator's node reservation: max(the kubelet's, the annotation's), the list winning there. */
+static void test_node_taken(void **state)
+{
+	struct node_reservation r;
+	struct node_object n;
+	char err[256] = "";
+
+	assert_int_equal(node_parse(NODE("{\"name\": \"w1\"}", STATUS("7500m", "15Gi")), &n, err,
+				    sizeof(err)), 0);
+	assert_string_equal(n.name, "w1");
+	assert_true(n.kubelet_cpu == 0.5 && n.kubelet_memory == 1073741824.0);
+	assert_false(n.annotated);
+	node_object_reservation(&n, &r);
+	assert_true(r.cpu == 0.5 && r.memory == 1073741824.0 && !CPU_COUNT(&r.cpus));
+
+	assert_int_equal(node_parse(NODE("{\"name\": \"w1\", \"annotations\": "
+		"{\"node.koordinator.sh/reservation\": "
+		"\"{\\\"resources\\\": {\\\"cpu\\\": \\\"3\\\", \\\"memory\\\": \\\"512Mi\\\"}, "
+		"\\\"reservedCPUs\\\": \\\"0-1\\\"}\"}}", STATUS("7500m", "15Gi")), &n, err, sizeof(err)), 0);
+	assert_true(n.annotated);
+	node_object_reservation(&n, &r);
+	/* the list's 2 cores win over the annotation's resources.cpu 3, then over the kubelet's 0.5 */
+	assert_true(r.cpu == 2 && r.memory == 1073741824.0);
+	assert_true(CPU_COUNT(&r.cpus) == 2 && CPU_ISSET(0, &r.cpus) && CPU_ISSET(1, &r.cpus));
+
+	/* allocatable missing, or above capacity: the kubelet reserves nothing */
+	assert_int_equal(node_parse(NODE("{\"name\": \"w1\"}", "{\"capacity\": {\"cpu\": \"8\"}}"),
+				    &n, err, sizeof(err)), 0);
+	assert_true(n.kubelet_cpu == 0 && n.kubelet_memory == 0);
+	assert_int_equal(node_parse(NODE("{\"name\": \"w1\"}", STATUS("9", "17Gi")), &n, err,
+				    sizeof(err)), 0);
+	assert_true(n.kubelet_cpu == 0 && n.kubelet_memory == 0);
+}
+
+static void test_node_refused(void **state)
+{
+	static const struct { const char *text, *why; } bad[] = {
+		{ "{\"kind\": \"NodeSLO\", \"metadata\": {\"name\": \"w1\"}}", "not a Node" },
+		{ NODE("{}", STATUS("1", "1Gi")), "without metadata.name" },
+		{ NODE("{\"name\": \"w1\"}", STATUS("one", "1Gi")), "cpu capacity or allocatable" },
+		{ NODE("{\"name\": \"w1\", \"annotations\": {\"node.koordinator.sh/reservation\": "
+		       "\"{\\\"reservedCPUs\\\": 2}\"}}", STATUS("1", "1Gi")), "reservedCPUs" },
+		{ NODE("{\"name\": \"w1\", \"annotations\": {\"node.koordinator.sh/reservation\": "
+		       "\"not json\"}}", STATUS("1", "1Gi")), "node.koordinator.sh/reservation" },
+		{ "{\"kind\": \"Node\"", "not JSON" },
+	};
+	struct node_object n;
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(node_parse(bad[i].text, &n, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, bad[i].why))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err, bad[i].why);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_taken),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_node_taken),
+		cmocka_unit_test(test_node_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

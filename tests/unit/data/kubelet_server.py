@@ -16,6 +16,7 @@ when CERT is "-"), recorded answers.
 /apis/slo.koordinator.sh/v1alpha1/nodeslos/NAME  NODESLO_DIR/NAME.json as it is at the request
              (404 when absent); the token is needed over HTTPS and refused (400) over
              plain HTTP, where it would travel in clear
+/api/v1/nodes/NAME  NODESLO_DIR/nodes/NAME.json, the same way
 POST /api/v1/namespaces/NS/pods/NAME/eviction  the Eviction API: each request's path and body
              appended as a JSON line to NODESLO_DIR/evictions, answered with the status in
              NODESLO_DIR/eviction-status (201 when absent; 429 with a PodDisruptionBudget's
@@ -32,6 +33,7 @@ import time
 cert, key, token, data, port_file = sys.argv[1:6]
 nodeslo_dir = sys.argv[6] if len(sys.argv) > 6 else None
 NODESLOS = '/apis/slo.koordinator.sh/v1alpha1/nodeslos/'
+NODES = '/api/v1/nodes/'
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -83,12 +85,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
             pass   # the client gave up, as it should on /huge
 
-    def nodeslo(self):
+    def nodeslo(self, prefix=NODESLOS, subdir=''):
         if not self.authorized():
             return
-        name = self.path[len(NODESLOS):]
+        name = self.path[len(prefix):]
         try:
-            body = open(os.path.join(nodeslo_dir, os.path.basename(name) + '.json'), 'rb').read()
+            body = open(os.path.join(nodeslo_dir, subdir, os.path.basename(name) + '.json'), 'rb').read()
         except FileNotFoundError:
             return self.send(404, b'{"kind": "Status", "code": 404}')
         return self.send(200, body)
@@ -96,6 +98,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def answer(self):
         if nodeslo_dir and self.path.startswith(NODESLOS):
             return self.nodeslo()
+        if nodeslo_dir and self.path.startswith(NODES):
+            return self.nodeslo(NODES, 'nodes')
         if self.path == '/pods':
             if self.headers.get('Authorization') != 'Bearer ' + token:
                 return self.send(401, b'{"kind": "Status", "code": 401}')
