@@ -1084,18 +1084,17 @@ int config_parse_reservation(const char *text, size_t len, struct node_reservati
 	memcpy(doc, head, sizeof(head) - 1);
 	memcpy(doc + sizeof(head) - 1, text, len);
 	memcpy(doc + sizeof(head) - 1 + len, tail, sizeof(tail));
-	config_defaults(&c);
 	r = config_parse("node.koordinator.sh/reservation", doc,
 			 sizeof(head) - 1 + len + sizeof(tail) - 1, &c, err, errlen);
 	free(doc);
-	if (r)
-		return r;
-	n = CPU_COUNT(&c.reservation.cpus);
-	out->cpu = n ? n : c.reservation.cpu;
-	out->memory = c.reservation.memory;
-	out->cpus = c.reservation.cpus;
-	config_free(&c);
-	return 0;
+	if (!r) {
+		n = CPU_COUNT(&c.reservation.cpus);
+		out->cpu = n ? n : c.reservation.cpu;
+		out->memory = c.reservation.memory;
+		out->cpus = c.reservation.cpus;
+	}
+	config_free(&c);	/* at defaults after an error: allocated too */
+	return r;
 }
 
 void config_free(struct koord_config *c)

@@ -15,7 +15,7 @@ max_len() {
 	case $1 in
 	podlist|nodemanager|report) echo 65536 ;;
 	cpumanager) echo 4096 ;;
-	config|journal|nodeslo) echo 16384 ;;
+	config|journal|nodeslo|node) echo 16384 ;;
 	mountinfo|meminfo|memstat) echo 8192 ;;
 	classify) echo 4096 ;;
 	*) echo 256 ;;
