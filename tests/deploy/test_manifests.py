@@ -248,9 +248,9 @@ def validate(docs, node_modules):
                          env=dict(os.environ, NODE_PATH=node_modules), timeout=120).stdout
     verdicts = {}
     for line in out.splitlines():
-        ok, _, rest = line.partition(' ')
-        name, _, why = rest.partition(': ')
-        verdicts[name] = None if ok == 'ok' else why
+        bad = line.startswith('not ok ')
+        name, _, why = line[len('not ok ' if bad else 'ok '):].partition(': ')
+        verdicts[name] = why if bad else None
     need(len(verdicts) == len(docs), 'validate.js answered %d of %d objects: %s' % (len(verdicts), len(docs), out))
     return verdicts
 
