@@ -133,6 +133,7 @@ struct cpu_state {
 	unsigned long long cur_sum;	/* its se.sum_exec_runtime when it was switched in */
 	unsigned int class_gen;		/* cur_class is of this generation */
 	unsigned int cur_slot;		/* its slot, 0 for none */
+	unsigned long long uncl_cgid;	/* the last container not classified yet that ran here */
 	unsigned long long clk[KC_NR];	/* run time per class of the running task */
 	long long n_all, s_all;		/* waiting tasks, all classes */
 	long long n_online, s_online;	/* waiting online tasks */
@@ -277,8 +278,12 @@ enum koord_counter {
 	CNT_LONG_WAITS,		/* online waits above the long-wait threshold */
 	CNT_EVENTS_DROPPED,	/* long-wait records not emitted (rate limit) */
 	CNT_EVENTS_RB_FULL,	/* long-wait records lost: ring buffer full */
+	CNT_REACT_WAITS,	/* shorter online waits behind a container not classified yet */
 	CNT_NR,
 };
+
+/* A record of a wait shorter than the long-wait threshold (react_wait_ns). */
+#define LW_REACT_ONLY	1u
 
 /* One long wait of an online task (ring buffer record). */
 struct long_wait_event {
@@ -290,7 +295,7 @@ struct long_wait_event {
 	unsigned int pid;
 	unsigned int culprit_pid;
 	unsigned int cpu;
-	unsigned int pad;
+	unsigned int flags;		/* LW_REACT_ONLY */
 	char comm[16];
 	char culprit_comm[16];
 };

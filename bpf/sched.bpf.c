@@ -31,6 +31,8 @@ const volatile int cpu_hierarchy_id = 0;	/* 0 on v2 */
 const volatile __u32 nr_cpus = 1;
 const volatile __u32 nr_slots = 1;		/* slot 0 means none */
 const volatile __u64 long_wait_ns = 5000000;	/* 0: no long-wait events */
+/* Shorter waits behind a container not classified yet make records too (0: none). */
+const volatile __u64 react_wait_ns = 0;
 const volatile __u32 events_per_sec = 100;	/* per container and CPU */
 const volatile bool pmu_on = false;		/* counters opened by the loader */
 
@@ -57,6 +59,7 @@ struct task_state {
 	__u64 cfs;		/* the group's cfs_rq on qcpu ... */
 	__u64 snap_thr;		/* ... and its throttled time at enqueue */
 	__u64 be_ns;		/* BE's part of the open wait so far */
+	__u64 uncl_ns;		/* the part containers not classified yet held */
 	__u64 seg_start;	/* when it was queued on qcpu */
 };
 
@@ -361,6 +364,7 @@ static __always_inline void queue_remove(struct task_state *ts, __u64 now, bool 
 	st->steal_ns[ST_SELF] += self;
 	st->steal_ns[ST_THROTTLED] += thr;
 	ts->be_ns += d[KC_BE];
+	ts->uncl_ns += d[KC_UNCLASSIFIED];
 }
 
 /*
@@ -379,21 +383,64 @@ static __always_inline void wait_open(struct task_struct *p, struct task_state *
 	}
 	ts->uncounted = throttled;
 	ts->be_ns = 0;
+	ts->uncl_ns = 0;
 	if (queue_add(ts, cs, cpu, now, task_cfs_rq(p, btf), btf))
 		ts->wait_start = now;
 }
 
-/* One record per long wait of an online task, a bounded number per container and CPU per second. */
+/*
+ * One record per long wait of an online task, a bounded number per container
+ * and CPU per second; and, for the daemon's reaction, one per wait of
+ * react_wait_ns or more behind a container the loader has not classified yet
+ * (a new pod: the sooner it is known, the sooner it is acted on).
+ */
 static __always_inline void long_wait_event(struct task_struct *victim, struct task_state *ts,
 					    struct cg_cpu_stats *st, __u32 cpu, __u64 now,
 					    __u64 wait, struct task_struct *culprit,
-					    __u32 culprit_pid, __u64 culprit_cgid)
+					    __u32 culprit_pid, __u64 culprit_cgid, __u32 culprit_class)
 {
+	bool lng = long_wait_ns && wait >= long_wait_ns, react = false;
 	struct long_wait_event *ev;
+	struct cpu_state *cs;
+	__u64 id;
+	__u32 *cls;
 
-	if (!long_wait_ns || wait < long_wait_ns || !KC_IS_ONLINE(ts->qclass))
+	if (!(lng || (react_wait_ns && wait >= react_wait_ns)) || !KC_IS_ONLINE(ts->qclass))
 		return;
-	count(CNT_LONG_WAITS);
+	/*
+	 * The culprit's container now, not as it was when it got the CPU: a
+	 * process that joins its new pod while running is charged to its old
+	 * container until it is switched out, and the wait behind it is the new
+	 * pod's first harm.
+	 */
+	if (culprit_pid) {
+		id = task_cgroup_id(culprit, cgroup_v2);
+		if (id && id != culprit_cgid) {
+			culprit_cgid = id;
+			cls = bpf_map_lookup_elem(&cg_class, &id);
+			culprit_class = cls && *cls < KC_IDLE ? *cls : KC_UNCLASSIFIED;
+		}
+	}
+	if (react_wait_ns && wait >= react_wait_ns) {
+		react = culprit_cgid && culprit_class == KC_UNCLASSIFIED;
+		/*
+		 * Or a new container held the CPU for half the wait or more, and
+		 * at a tick gave it to tasks that ran briefly before the victim:
+		 * the record names the last such container, not a task.
+		 */
+		cs = react ? NULL : cpu_state(cpu);
+		if (cs && cs->uncl_cgid && ts->uncl_ns * 2 >= wait) {
+			react = true;
+			culprit_cgid = cs->uncl_cgid;
+			culprit_pid = 0;
+		}
+	}
+	if (!(lng || react))
+		return;
+	if (lng)
+		count(CNT_LONG_WAITS);
+	else
+		count(CNT_REACT_WAITS);
 	if (now - st->ev_window >= 1000000000ull) {
 		st->ev_window = now;
 		st->ev_count = 0;
@@ -416,16 +463,19 @@ static __always_inline void long_wait_event(struct task_struct *victim, struct t
 	ev->pid = BPF_CORE_READ(victim, pid);
 	ev->culprit_pid = culprit_pid;
 	ev->cpu = cpu;
-	ev->pad = 0;
+	ev->flags = lng ? 0 : LW_REACT_ONLY;
 	BPF_CORE_READ_STR_INTO(&ev->comm, victim, comm);
-	BPF_CORE_READ_STR_INTO(&ev->culprit_comm, culprit, comm);
+	if (culprit_pid)
+		BPF_CORE_READ_STR_INTO(&ev->culprit_comm, culprit, comm);
+	else
+		ev->culprit_comm[0] = '\0';
 	bpf_ringbuf_submit(ev, 0);
 }
 
 /* @p gets @cpu after its wait; @prev (@prev_pid) ran there before it. */
 static __always_inline void wait_close(struct task_struct *p, struct task_state *ts, __u32 cpu,
 				       __u64 now, struct task_struct *prev, __u32 prev_pid,
-				       __u64 prev_cgid, bool btf)
+				       __u64 prev_cgid, __u32 prev_class, bool btf)
 {
 	struct cfs_rq___thr *cfs = task_cfs_rq(p, btf);
 	struct cg_cpu_stats *st;
@@ -445,7 +495,7 @@ static __always_inline void wait_close(struct task_struct *p, struct task_state 
 	if (wait > st->wait_max)
 		st->wait_max = wait;
 	epoch_max_note(st, epoch, wait);
-	long_wait_event(p, ts, st, cpu, now, wait, prev, prev_pid, prev_cgid);
+	long_wait_event(p, ts, st, cpu, now, wait, prev, prev_pid, prev_cgid, prev_class);
 	h = bpf_map_lookup_elem(&cg_hist, &ts->slot);
 	if (!h)
 		return;
@@ -624,6 +674,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	struct task_state *pts = NULL, *nts = NULL;
 	struct cg_cpu_stats *st;
 	__u64 prev_cgid, now, delta, ran, missed = 0, got[2] = {};
+	__u32 prev_class;
 
 	if (!cs)
 		return 0;
@@ -662,6 +713,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		charge_run(cs, cpu, now, delta - missed, ran, got);
 	}
 	cs->last_switch = now;
+	prev_class = cs->cur_class;	/* as charged: republished classes were read above */
 
 	if (prev_pid) {
 		pts = task_state(prev, true);
@@ -687,10 +739,13 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		cs->cur_class = KC_UNCLASSIFIED;
 		if (nts) {
 			if (nts->wait_start)
-				wait_close(next, nts, cpu, now, prev, prev_pid, prev_cgid, btf);
+				wait_close(next, nts, cpu, now, prev, prev_pid, prev_cgid,
+					   prev_class, btf);
 			refresh_identity(next, nts, btf);
 			cs->cur_class = nts->class;
 			cs->cur_cgid = nts->cgid;
+			if (nts->class == KC_UNCLASSIFIED && nts->cgid)
+				cs->uncl_cgid = nts->cgid;
 			cs->cur_slot = nts->slot;
 			cs->class_gen = nts->class_gen;
 		}
@@ -747,7 +802,8 @@ static __always_inline int on_switch_stale(struct task_struct *prev, bool btf)
 	max = now - (cs->last_switch > ts->wait_start ? cs->last_switch : ts->wait_start);
 	end = now - own_run(prev, max, btf);
 	culprit = (struct task_struct *)cs->cur_task;
-	wait_close(prev, ts, cpu, end, culprit, BPF_CORE_READ(culprit, pid), cs->cur_cgid, btf);
+	wait_close(prev, ts, cpu, end, culprit, BPF_CORE_READ(culprit, pid), cs->cur_cgid,
+		   cs->cur_class, btf);
 	barrier();
 	cs->seq++;
 	return 0;

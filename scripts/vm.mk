@@ -32,10 +32,10 @@ VM_STATIC_LDLIBS  ?= -lbpf -lelf -lz $(VM_ZSTD) -ljson-c -lm
 # Project programs linked statically into /koord/bin of the VM (opt-in; a
 # tool needing a library without a Debian .a cannot be linked statically).
 VM_TOOLS        ?=
-# test_enforce, test_faults and test_tail drive the daemon, which links libmicrohttpd (gnutls
+# test_enforce, test_faults, test_react and test_tail drive the daemon, which links libmicrohttpd (gnutls
 # has no static library in Debian): they run on the host only; its writer, journal,
 # cpu.max and cgroup.kill paths run in the VM through test_evict and test_restore.
-VM_HOST_ONLY    := test_enforce test_faults test_tail
+VM_HOST_ONLY    := test_enforce test_faults test_react test_tail
 VM_STATIC_TESTS := $(patsubst tests/bpf/%.c,$(VM_SDIR)/tests/%,\
 		   $(filter-out $(VM_HOST_ONLY:%=tests/bpf/%.c),$(wildcard tests/bpf/test_*.c)))
 VM_STATIC_BINS  := $(addprefix $(VM_SDIR)/bin/,$(VM_TOOLS))

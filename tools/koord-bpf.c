@@ -69,8 +69,9 @@
 #define RESCAN_S	60.0
 
 static volatile sig_atomic_t stop, reload;
-static bool urgent;	/* a long wait behind a container not known yet: walk now */
+static bool urgent;	/* a wait behind a container not known yet: walk now */
 static __u64 urgent_id;	/* that container */
+static __u64 urgent_wait_ns;	/* the online wait its record reported */
 
 static void on_signal(int sig)
 {
@@ -1214,6 +1215,7 @@ static int on_event(void *ctx, const struct long_wait_event *ev)
 	    !container_table_get(&d->table, id) && !unresolved_has(&d->unresolved, id)) {
 		urgent = true;
 		urgent_id = id;
+		urgent_wait_ns = ev->wait_ns;
 	}
 	return 0;
 }
@@ -1223,6 +1225,8 @@ static void react(struct daemon *d)
 {
 	static double last_at;
 	double now = now_s();
+	const struct container *c;
+	char name[512];
 
 	urgent = false;
 	if (now - last_at < 0.1)
@@ -1230,12 +1234,15 @@ static void react(struct daemon *d)
 	last_at = now;
 	pthread_mutex_lock(&last.lock);
 	rescan(d);
+	c = container_table_get(&d->table, urgent_id);
+	log_info("an online wait of %.1f ms behind %s, new since the last walk: walked at once",
+		 urgent_wait_ns / 1e6,
+		 c ? container_label(c, name, sizeof(name)) : "a container the walk does not find");
 	enforcer_react(d->enf, &d->table, now);
 	pthread_mutex_unlock(&last.lock);
 	/* still unknown (gone already, too deep): its next records do not walk again */
-	if (!container_table_get(&d->table, urgent_id))
+	if (!c)
 		unresolved_add(&d->unresolved, urgent_id);
-	log_debug("walked and acted on a long wait behind an unknown container");
 }
 
 /* Until @deadline (CLOCK_MONOTONIC seconds) or a signal, draining long-wait records. */
@@ -1536,6 +1543,10 @@ static bool do_reload(struct daemon *d, const struct nodeslo_doc *slo)
 			 "next start");
 	if (strcmp(nc.kubelet.url, d->cfg.kubelet.url) || strcmp(nc.yarn.nm_url, d->cfg.yarn.nm_url))
 		log_warn("reload: kubelet and yarn take effect at the next start");
+	if (nc.react_wait_us != d->cfg.react_wait_us ||
+	    (nc.react_on_long_waits && !d->cfg.react_on_long_waits))
+		log_warn("reload: reactWaitUs (the records' threshold in the loaded programs) takes "
+			 "effect at the next start");
 	for (i = 0; i < nc.ncgroup_roots; i++)
 		free(nc.cgroup_roots[i]);
 	for (i = 0; i < d->cfg.ncgroup_roots; i++)
@@ -1792,6 +1803,9 @@ int main(int argc, char **argv)
 	d.last_scan = now_s();
 	copts = (struct collector_opts){ .hier = &d.hier, .max_containers = o.max_containers,
 					 .pmu_source = o.pmu };
+	/* bound at start: the threshold is read-only data of the loaded programs */
+	if (d.cfg.react_on_long_waits)
+		copts.react_wait_ns = (__u64)(d.cfg.react_wait_us * 1000);
 	if (stop)
 		goto out;
 	err = collector_open(&copts, &d.col);

@@ -227,6 +227,7 @@ static struct koord *load(const struct collector_opts *o, unsigned int nr_cpus,
 	s->rodata->nr_cpus = nr_cpus;
 	s->rodata->nr_slots = nr_slots;
 	s->rodata->long_wait_ns = o->long_wait_ns ? o->long_wait_ns : DEFAULT_LONG_WAIT_NS;
+	s->rodata->react_wait_ns = o->react_wait_ns;
 	s->rodata->events_per_sec = o->events_per_sec ? o->events_per_sec : DEFAULT_EVENTS_PER_SEC;
 	s->rodata->pmu_on = pmu_on;
 	bpf_map__set_max_entries(s->maps.pmu, PMU_NR * nr_cpus);
@@ -1000,6 +1001,7 @@ const char *collector_event_name(unsigned int cnt)
 		[CNT_LONG_WAITS] = "long_wait",
 		[CNT_EVENTS_DROPPED] = "long_wait_record_rate_limited",
 		[CNT_EVENTS_RB_FULL] = "long_wait_record_ringbuf_full",
+		[CNT_REACT_WAITS] = "react_wait",
 	};
 
 	return cnt < CNT_NR && kinds[cnt] ? kinds[cnt] : "unknown";

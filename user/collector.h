@@ -16,6 +16,7 @@ struct collector_opts {
 	enum store_mode store;
 	unsigned int max_containers;	/* 0: default */
 	__u64 long_wait_ns;		/* long-wait event threshold; 0: default 5 ms */
+	__u64 react_wait_ns;		/* records of shorter waits behind unclassified containers; 0: none */
 	unsigned int events_per_sec;	/* per container and CPU; 0: default 100 */
 	enum pmu_source pmu_source;	/* OFF (0), AUTO: hardware where there is a PMU */
 };

@@ -801,6 +801,7 @@ static const struct field koordbpf_fields[] = {
 	CUSTOM("classRules", read_rules),
 	BOOL("beWakeupPriority", be_wakeup_priority),
 	BOOL("reactOnLongWaits", react_on_long_waits),
+	NUM("reactWaitUs", react_wait_us, 0, 5000, 0),
 	MOVED("reservedCPUs", "moved: a number of cores is koordBPF.reservation.resources.cpu; "
 	      "reservation.reservedCPUs is a CPU list, as in node.koordinator.sh/reservation"),
 	SECTION("reservation", reservation_fields, NULL),
@@ -1010,6 +1011,7 @@ void config_defaults(struct koord_config *c)
 	c->ncgroup_roots = i;
 	c->be_wakeup_priority = true;
 	c->react_on_long_waits = true;
+	c->react_wait_us = 1000;
 	memset(&c->reservation, 0, sizeof(c->reservation));
 	c->suppress_smoothing_windows = 3;
 	c->interference.victim_p99_wait_us = 1000;

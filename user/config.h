@@ -78,6 +78,8 @@ struct koord_config {
 	struct class_rules rules;	/* "classRules": [{"glob": G, "qos": Q}] */
 	bool be_wakeup_priority;	/* "beWakeupPriority": true (when be.enable) */
 	bool react_on_long_waits;	/* "reactOnLongWaits": true: a new culprit acts at once */
+	/* "reactWaitUs": 1000: a wait this long behind a new container wakes the loop; 0: long waits only */
+	double react_wait_us;
 	/*
 	 * "reservation": kept for the system, outside every budget, in the shape of
 	 * node.koordinator.sh/reservation. With --node, what the Node object says

@@ -2,8 +2,10 @@
 /*
  * Workloads for the bench's scale and reaction runs (scale.py, reaction.py):
  *
- *   koord-bench-work hog
- *	spin forever (a BE CPU hog);
+ *   koord-bench-work hog [CGROUP]
+ *	spin forever (a BE CPU hog); with CGROUP, first join it (write 0 to its
+ *	cgroup.procs), print "start T_NS" (CLOCK_MONOTONIC) and sleep 1 ms, as
+ *	a runtime's process joins its pod, waits to be started, then execs;
  *   koord-bench-work server SLEEP_US WORK_US [LATE_US]
  *	sleep SLEEP_US, then work WORK_US of wall time, in a loop (an online
  *	server: it queues behind a hog on its CPU); with LATE_US, print
@@ -136,18 +138,42 @@ static int hop(unsigned long spin, unsigned long sleep, unsigned long passes)
 	return 0;
 }
 
+/* Move the calling process into the cgroup directory @dir. */
+static int join(const char *dir)
+{
+	char path[4096 + 16];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	ok = fd >= 0 && write(fd, "0", 1) == 1;
+	if (!ok)
+		fprintf(stderr, "hog: joining %s: %s\n", dir, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc == 2 && !strcmp(argv[1], "hog"))
+	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "hog")) {
+		if (argc == 3 && join(argv[2]))
+			return 1;
+		if (argc == 3) {
+			printf("start %llu\n", now_ns());
+			fflush(stdout);
+			sleep_us(1000);
+		}
 		for (;;)
 			;
+	}
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "server"))
 		server(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0),
 		       argc == 5 ? strtoul(argv[4], NULL, 0) : 0);
 	if (argc == 5 && !strcmp(argv[1], "hop"))
 		return hop(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0),
 			   strtoul(argv[4], NULL, 0));
-	fprintf(stderr, "usage: %s hog | server SLEEP_US WORK_US [LATE_US] |\n"
+	fprintf(stderr, "usage: %s hog [CGROUP] | server SLEEP_US WORK_US [LATE_US] |\n"
 		"       hop SPIN_US SLEEP_US PASSES < DIRS\n", argv[0]);
 	return 2;
 }

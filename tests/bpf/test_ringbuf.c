@@ -56,23 +56,6 @@ static void fill(struct collector *col, struct window *w, unsigned int *ms)
 	sample_free(&b);
 }
 
-/* The window over @ms, reading the ring. */
-static void watch(struct collector *col, unsigned int ms, struct window *w)
-{
-	struct sample a = {}, b = {};
-	__u64 end;
-
-	collector_sample(col, &a);
-	end = now_mono_ns() + ms * 1000000ull;
-	while (now_mono_ns() < end)
-		collector_poll(col, 50);
-	collector_sample(col, &b);
-	window_free(w);
-	window_compute(&a, &b, w);
-	sample_free(&a);
-	sample_free(&b);
-}
-
 int main(void)
 {
 	struct collector_opts o = { .hier = &hier, .long_wait_ns = 1, .events_per_sec = 1u << 30 };
@@ -128,7 +111,7 @@ int main(void)
 
 	/* read again: records flow, nothing is lost, the collector samples as before */
 	seen = 0;
-	watch(col, 2000, &w);
+	watch_window(col, 2000, &w);
 	check(w.counters[CNT_LONG_WAITS] > 0 && w.counters[CNT_EVENTS_RB_FULL] == 0 && seen > 0,
 	      "read again: %llu long waits, %llu records, none lost to a full ring",
 	      (unsigned long long)w.counters[CNT_LONG_WAITS], (unsigned long long)seen);

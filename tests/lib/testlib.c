@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <dirent.h>
+#include "collector.h"
 #include "testlib.h"
 
 static unsigned int passed, failed;
@@ -719,4 +720,20 @@ __u64 quantile(__u64 *v, size_t n, double q)
 	if (rank < 1)
 		rank = 1;
 	return v[rank > n ? n - 1 : rank - 1];
+}
+
+void watch_window(struct collector *col, unsigned int ms, struct window *w)
+{
+	struct sample a = {}, b = {};
+	__u64 end;
+
+	collector_sample(col, &a);
+	end = now_mono_ns() + ms * 1000000ull;
+	while (now_mono_ns() < end)
+		collector_poll(col, 50);
+	collector_sample(col, &b);
+	window_free(w);
+	window_compute(&a, &b, w);
+	sample_free(&a);
+	sample_free(&b);
 }

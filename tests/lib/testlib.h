@@ -63,6 +63,11 @@ __u64 task_runtime_ns(pid_t pid);
 __u64 now_mono_ns(void);
 void sleep_ms(unsigned int ms);
 
+struct collector;
+struct window;
+/* The collector's window over @ms (in @w, freed first), reading its records meanwhile. */
+void watch_window(struct collector *col, unsigned int ms, struct window *w);
+
 /* Waits of one task read with ftrace (CLOCK_MONOTONIC timestamps, in ns). */
 struct ftrace_waits {
 	__u64 *end_ns;		/* when the wait ended (switch-in) */

@@ -60,6 +60,7 @@ static void assert_defaults(const struct koord_config *c)
 	assert_null(c->rules.v);
 	assert_true(c->be_wakeup_priority);
 	assert_true(c->react_on_long_waits);
+	assert_double(c->react_wait_us, 1000);
 	assert_double(c->reservation.cpu, 0);
 	assert_double(c->reservation.memory, 0);
 	assert_int_equal(CPU_COUNT(&c->reservation.cpus), 0);
@@ -506,6 +507,8 @@ static void test_ranges(void **state)
 		{ "resourceUsedThresholdWithBE.memoryEvictLowerPercent", "100", "in [0, 100)" },
 		{ "koordBPF.period", "0.09", "in [0.1, 3600]" },
 		{ "koordBPF.period", "3601", "in [0.1, 3600]" },
+		{ "koordBPF.reactWaitUs", "-1", "in [0, 5000]" },
+		{ "koordBPF.reactWaitUs", "5001", "in [0, 5000]" },
 		{ "koordBPF.suppressSmoothingWindows", "0", "in [1, 60]" },
 		{ "koordBPF.suppressSmoothingWindows", "61", "in [1, 60]" },
 		{ "koordBPF.interference.victimP99WaitUs", "0", "> 0" },

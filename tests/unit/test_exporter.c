@@ -117,6 +117,7 @@ static const char expected_head[] =
 "koord_bpf_collector_events_total{kind=\"long_wait\"} 2\n"
 "koord_bpf_collector_events_total{kind=\"long_wait_record_rate_limited\"} 0\n"
 "koord_bpf_collector_events_total{kind=\"long_wait_record_ringbuf_full\"} 0\n"
+"koord_bpf_collector_events_total{kind=\"react_wait\"} 0\n"
 "# HELP koord_bpf_containers Cgroups of the cpu controller's hierarchy, by QoS class.\n"
 "# TYPE koord_bpf_containers gauge\n"
 "koord_bpf_containers{qos=\"LSE\"} 0\n"
