@@ -24,13 +24,13 @@ new pod is covered the moment it is made (no write is needed; only (a) is
 measured).
 
 (c) issue 18's reaction: from the onset of the probe's first wait of 1 ms or
-more that ended after the hog joined its pod (it joins it itself, then
-sleeps 1 ms and spins, as a runtime's process joins its pod, waits to be
-started and execs; the daemon's default
-reactWaitUs: such a wait behind a container the daemon does not know yet is
-a record that wakes its loop) to the first write. The probe reports each
-wake-up 1 ms or more late with the time it woke; the wait began `late`
-before that (possibly before the hog joined: then counted from there). Runs alternate the periods
+more that ended after the hog joined its pod, to the first write. 1 ms is
+the daemon's default reactWaitUs: such a wait behind a container the daemon
+does not know yet is a record that wakes its loop. The hog joins its pod
+itself, prints when, sleeps 1 ms and spins, as a runtime's process joins its
+pod, waits to be started and execs. The probe reports each wake-up 1 ms or
+more late with the time it woke; the wait began that much before (possibly
+before the hog joined: then counted from there). Runs alternate the periods
 (--periods), the cases and reactOnLongWaits.
 """
 import argparse
@@ -80,7 +80,7 @@ def poll_idle(path, t0, until, out):
 
 
 def one_run(tree, probe, period, case, react, a, out):
-    """One daemon, one hog: {detect_ms, write_ms, long_wait_ms, ...}. @react: reactOnLongWaits."""
+    """One daemon, one hog: {detect_ms, write_ms, onset_ms, reaction_ms, ...}. @react: reactOnLongWaits."""
     be_root = os.path.join(tree.kubepods, "besteffort")
     if case == "idle-before":
         tree.mkdir("kubepods/besteffort")
@@ -117,13 +117,13 @@ def one_run(tree, probe, period, case, react, a, out):
             time.sleep(0.02)
         if poller:
             poller.join()
-        # the first that ended after the hog began: it may have begun before (counted from there)
+        # the first that ended after the hog joined: it may have begun before (counted from there)
         late = probe.first_late_after(hog_ns)
-        res["long_wait_ms"] = (late[1] - t0) / 1e6 if late else None
+        res["onset_ms"] = (late[1] - t0) / 1e6 if late else None
         res["late_after_hog"] = [((o - t0) / 1e6, (w - o) / 1e6) for w, o in probe.late
                                  if w >= hog_ns][:8]
-        if late and "write_ms" in res and res["write_ms"] >= res["long_wait_ms"]:
-            res["reaction_ms"] = res["write_ms"] - res["long_wait_ms"]
+        if late and "write_ms" in res and res["write_ms"] >= res["onset_ms"]:
+            res["reaction_ms"] = res["write_ms"] - res["onset_ms"]
     finally:
         if hog:
             cgbench.stop(hog)
@@ -163,7 +163,7 @@ def report(runs, periods, reacts):
             continue
         det = [r["detect_ms"] for r in rs if "detect_ms" in r]
         wr = [r["write_ms"] for r in rs if "write_ms" in r]
-        lw = [r["long_wait_ms"] for r in rs if r.get("long_wait_ms") is not None]
+        lw = [r["onset_ms"] for r in rs if r.get("onset_ms") is not None]
         rc = [r["reaction_ms"] for r in rs if "reaction_ms" in r]
         missed = len(rs) - len(det)
         v = {"period": p, "react": react, "case": case, "detect_ms": median(det) if det else None,
@@ -229,7 +229,7 @@ def main():
                     f"{r.get('detect_ms', float('nan')):.0f} ms, write "
                     f"{r.get('write_ms', float('nan')):.0f} ms, reaction "
                     f"{r.get('reaction_ms', float('nan')):.0f} ms, first ≥ 1 ms wait "
-                    f"{r['long_wait_ms'] if r['long_wait_ms'] is not None else float('nan'):.0f} ms"
+                    f"{r['onset_ms'] if r['onset_ms'] is not None else float('nan'):.0f} ms"
                     f" (load {r['load']})")
     except KeyboardInterrupt:
         log("interrupted: cleaning up")
