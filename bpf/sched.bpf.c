@@ -213,13 +213,20 @@ static __always_inline struct cpu_state *cpu_state(__u32 cpu)
 	return bpf_map_lookup_elem(&cpus, &cpu);
 }
 
+/* The class user space published for container @cgid; unclassified when none. */
+static __always_inline __u32 class_of(__u64 cgid)
+{
+	__u32 *cls = bpf_map_lookup_elem(&cg_class, &cgid);
+
+	return cls && *cls < KC_IDLE ? *cls : KC_UNCLASSIFIED;
+}
+
 /* Container, slot and class of @p, re-read only when its css_set or the classes changed. */
 static __always_inline void refresh_identity(struct task_struct *p, struct task_state *ts,
 					     bool btf)
 {
 	__u64 cset = (__u64)KREAD(btf, p, cgroups);
 	bool moved = cset != ts->cset;
-	__u32 *cls;
 
 	if (moved) {
 		ts->cset = cset;
@@ -228,8 +235,7 @@ static __always_inline void refresh_identity(struct task_struct *p, struct task_
 	if (moved || !ts->slot)		/* none free last time: try again */
 		ts->slot = slot_of(ts->cgid);
 	if (moved || ts->class_gen != class_gen) {
-		cls = bpf_map_lookup_elem(&cg_class, &ts->cgid);
-		ts->class = cls && *cls < KC_IDLE ? *cls : KC_UNCLASSIFIED;
+		ts->class = class_of(ts->cgid);
 		ts->class_gen = class_gen;
 	}
 }
@@ -403,7 +409,6 @@ static __always_inline void long_wait_event(struct task_struct *victim, struct t
 	struct long_wait_event *ev;
 	struct cpu_state *cs;
 	__u64 id;
-	__u32 *cls;
 
 	if (!(lng || (react_wait_ns && wait >= react_wait_ns)) || !KC_IS_ONLINE(ts->qclass))
 		return;
@@ -417,8 +422,7 @@ static __always_inline void long_wait_event(struct task_struct *victim, struct t
 		id = task_cgroup_id(culprit, cgroup_v2);
 		if (id && id != culprit_cgid) {
 			culprit_cgid = id;
-			cls = bpf_map_lookup_elem(&cg_class, &id);
-			culprit_class = cls && *cls < KC_IDLE ? *cls : KC_UNCLASSIFIED;
+			culprit_class = class_of(id);
 		}
 	}
 	if (react_wait_ns && wait >= react_wait_ns) {
@@ -568,12 +572,11 @@ static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 no
 	__u64 delta = now - cs->last_switch, counters[PMU_NR], n_max;
 	__u64 i_all, i_online, i_own, i_own_on;
 	struct cg_cpu_stats *st;
-	__u32 *cls, k;
+	__u32 k;
 
 	/* Classes were republished while this task ran: charge the new one. */
 	if (cs->cur_cgid && cs->class_gen != class_gen) {
-		cls = bpf_map_lookup_elem(&cg_class, &cs->cur_cgid);
-		cs->cur_class = cls && *cls < KC_IDLE ? *cls : KC_UNCLASSIFIED;
+		cs->cur_class = class_of(cs->cur_cgid);
 		cs->class_gen = class_gen;
 	}
 	if (cs->cur_class < KC_NR)

@@ -120,8 +120,6 @@ def one_run(tree, probe, period, case, react, a, out):
         # the first that ended after the hog joined: it may have begun before (counted from there)
         late = probe.first_late_after(hog_ns)
         res["onset_ms"] = (late[1] - t0) / 1e6 if late else None
-        res["late_after_hog"] = [((o - t0) / 1e6, (w - o) / 1e6) for w, o in probe.late
-                                 if w >= hog_ns][:8]
         if late and "write_ms" in res and res["write_ms"] >= res["onset_ms"]:
             res["reaction_ms"] = res["write_ms"] - res["onset_ms"]
     finally:

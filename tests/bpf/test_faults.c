@@ -545,19 +545,6 @@ static double quota_cores(const char *r)
 	return atol(buf) > 0 ? atol(buf) / 100000.0 : -1;
 }
 
-/* @name's value in the daemon's /metrics (-1: absent). */
-static double metric(const char *name)
-{
-	static char body[1 << 20];
-	char needle[128];
-	const char *at;
-
-	snprintf(needle, sizeof(needle), "\n%s ", name);
-	if (http_get(port, "/metrics", body, sizeof(body)) != 200 || !(at = strstr(body, needle)))
-		return -1;
-	return atof(at + strlen(needle));
-}
-
 /*
  * A root the config names that appears after the start (the first YARN job
  * on a node): written below from the walk that finds it. Roots were taken
@@ -598,8 +585,8 @@ static void test_root_made_later(void)
 	for (i = 0; i < 100; i++, sleep_ms(100)) {
 		be = quota_cores(BE_ROOT);
 		yarn = quota_cores(YARN_ROOT);
-		allowed = metric("koord_bpf_be_allowed_cores");
-		total = metric("koord_bpf_be_suppress_quota_cores");
+		allowed = daemon_metric(port, "koord_bpf_be_allowed_cores");
+		total = daemon_metric(port, "koord_bpf_be_suppress_quota_cores");
 		if (be > 0 && yarn > 0 && allowed > 0.2 && total > 0)
 			break;
 	}

@@ -49,18 +49,6 @@ static long log_offset(const char *needle)
 	return at;
 }
 
-/* The react_wait counter of /metrics, -1 when it cannot be read. */
-static long long react_waits(void)
-{
-	static char buf[1 << 20];
-	const char *key = "koord_bpf_collector_events_total{kind=\"react_wait\"} ";
-	char *p;
-
-	if (http_get(port, "/metrics", buf, sizeof(buf)) != 200 || !(p = strstr(buf, key)))
-		return -1;
-	return strtoll(p + strlen(key), NULL, 10);
-}
-
 /* The BE level and its pod removed (the next run's pod makes them new again); the probe mirrored again. */
 static void remove_be(pid_t hog, pid_t probe)
 {
@@ -84,7 +72,7 @@ static void run(bool react, pid_t probe)
 {
 	const char *how = react ? "with reactOnLongWaits" : "without reactOnLongWaits";
 	char own[160];
-	long long waits;
+	double waits;
 	__u64 t0, at = 0;
 	pid_t d, hog;
 	long walked, acted;
@@ -115,20 +103,20 @@ static void run(bool react, pid_t probe)
 	walked = log_offset(WALKED);
 	acted = log_offset(ACTED);
 	sleep(PERIOD_S + 1);	/* /metrics holds the counters of the last period */
-	waits = react_waits();
-	printf("# %s: cpu.idle 1 %.0f ms after the hog's start; react records %lld\n", how,
+	waits = daemon_metric(port, "koord_bpf_collector_events_total{kind=\"react_wait\"}");
+	printf("# %s: cpu.idle 1 %.0f ms after the hog's start; react records %.0f\n", how,
 	       at ? (at - t0) / 1e6 : -1.0, waits);
 	ok &= check(at, "%s: the new BE root's cpu.idle is 1 within a period", how);
 	if (react) {
 		ok &= check(walked >= 0 && acted > walked, "a record behind the new pod walked at once, "
 		      "before the action (walk at %ld, action at %ld in the log)", walked, acted);
-		ok &= check(waits > 0, "react records counted in /metrics (%lld)", waits);
+		ok &= check(waits > 0, "react records counted in /metrics (%.0f)", waits);
 		ok &= check(at && at - t0 < 1000000000ull, "the write within 1 s of the hog's start "
 		      "(%.0f ms; the period is %d s)", (at - t0) / 1e6, PERIOD_S);
 	} else {
 		ok &= check(walked < 0 && acted >= 0, "no walk on records; the period acted (walk at %ld, "
 		      "action at %ld in the log)", walked, acted);
-		ok &= check(waits == 0, "no react records without reactOnLongWaits (%lld)", waits);
+		ok &= check(waits == 0, "no react records without reactOnLongWaits (%.0f)", waits);
 	}
 	if (!ok)
 		show_file(log_path);

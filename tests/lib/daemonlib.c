@@ -125,6 +125,18 @@ int http_get(int port, const char *path, char *buf, size_t len)
 	return http_get_from(NULL, port, path, buf, len);
 }
 
+double daemon_metric(int port, const char *name)
+{
+	static char body[1 << 20];
+	char needle[256];
+	const char *at;
+
+	snprintf(needle, sizeof(needle), "\n%s ", name);
+	if (http_get(port, "/metrics", body, sizeof(body)) != 200 || !(at = strstr(body, needle)))
+		return -1;
+	return atof(at + strlen(needle));
+}
+
 static bool has_now(const char *path, const char *needle)
 {
 	size_t cap = 1 << 16, len = 0;

@@ -404,7 +404,6 @@ static void test_scan_rules(void **state)
 	class_rules_free(&rules);
 }
 
-/* Exit codes of the unprivileged check, so the parent can tell what failed. */
 /*
  * A check this machine cannot make: said on the output, and under CI=true
  * (root, a cgroup machine) a failure rather than a skip.
@@ -417,6 +416,7 @@ static void skip_loudly(const char *why)
 	skip();
 }
 
+/* Exit codes of the unprivileged check, so the parent can tell what failed. */
 enum { LOCKED_OK, LOCKED_SCAN, LOCKED_SKIPPED, LOCKED_MISSING, LOCKED_LEAKED, LOCKED_CANNOT };
 
 /* Scan with a 000 dir in the tree; run where permissions are enforced. */
