@@ -207,15 +207,7 @@ static void test_dry_run(const char *before)
 /* How many lines of the daemon's log hold @needle. */
 static int log_count(const char *needle)
 {
-	char line[1024];
-	FILE *f = fopen(log_path, "r");
-	int n = 0;
-
-	while (f && fgets(line, sizeof(line), f))
-		n += strstr(line, needle) != NULL;
-	if (f)
-		fclose(f);
-	return n;
+	return file_count(log_path, needle);
 }
 
 /*

@@ -5,10 +5,10 @@
  * probe's CPU. The probe's first waits of reactWaitUs behind the hog, a
  * container the last walk did not know, wake the loop: it walks and puts
  * the new BE root's cpu.idle to 1 before the period comes. With
- * reactOnLongWaits off the same write waits for the period. The period is
- * 3 s, so a write within 1 s of the hog's start is rarely the period's; what
- * must hold in every run is the order of the log lines: the walk on the
- * record, then the action.
+ * reactOnLongWaits off the same write waits for the period. The hog starts
+ * right after a period (the daemon's debug line), so the next one is 3 s
+ * away: a write within 1 s is not the period's, and the log says the walk on
+ * the record came before the action.
  */
 #include <errno.h>
 #include <signal.h>
@@ -26,6 +26,7 @@
 #define PERIOD_S 3
 #define WALKED	"walked at once"
 #define ACTED	"action: BE wake-up priority"
+#define PERIOD_LINE "period: "	/* the daemon's debug line at the end of each period */
 
 static struct cpu_hierarchy hier;
 static char state_dir[] = "/tmp/koord-react-XXXXXX";
@@ -47,6 +48,17 @@ static long log_offset(const char *needle)
 	if (f)
 		fclose(f);
 	return at;
+}
+
+/* Until the daemon's log holds @n period lines, for up to two periods. */
+static bool wait_periods(int n)
+{
+	int i;
+
+	for (i = 0; i < 2 * PERIOD_S * 100; i++, sleep_ms(10))
+		if (file_count(log_path, PERIOD_LINE) >= n)
+			return true;
+	return false;
 }
 
 /* The BE level and its pod removed (the next run's pod makes them new again); the probe mirrored again. */
@@ -77,20 +89,24 @@ static void run(bool react, pid_t probe)
 	pid_t d, hog;
 	long walked, acted;
 	bool ok = true;
+	int periods;
 
 	snprintf(own, sizeof(own), "\"period\": %d, \"reactOnLongWaits\": %s, "
 		 "\"effect\": {\"windows\": 1}", PERIOD_S, react ? "true" : "false");
 	if (truncate(log_path, 0) && errno != ENOENT)
 		printf("# cannot empty %s: %s\n", log_path, strerror(errno));
 	if (!daemon_config(cfg_path, true, "", tree_path(&hier, "kubepods"), state_dir, own) ||
-	    (d = daemon_start(cfg_path, log_path, port, NULL)) < 0) {
+	    (d = daemon_start(cfg_path, log_path, port, "--verbose")) < 0) {
 		check(false, "daemon started %s", how);
 		return;
 	}
 	/* the first window, then effect.windows of baseline: the action may start after that */
 	if (!check(file_has(log_path, "serving http", 10000), "daemon serving %s", how))
 		goto out;
-	sleep(2 * PERIOD_S + 1);
+	sleep(2 * PERIOD_S);
+	periods = file_count(log_path, PERIOD_LINE);
+	if (!check(wait_periods(periods + 1), "a period seen ending (%d before)", periods))
+		goto out;
 	t0 = now_mono_ns();
 	if (!tree_make(&hier, BE_CTR) || (hog = spawn(&hier, tree_path(&hier, BE_CTR), 0, WL_HOG, 0)) < 0) {
 		check(false, "a new BE pod with a hog");

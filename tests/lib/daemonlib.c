@@ -137,6 +137,19 @@ double daemon_metric(int port, const char *name)
 	return atof(at + strlen(needle));
 }
 
+int file_count(const char *path, const char *needle)
+{
+	char line[1024];
+	FILE *f = fopen(path, "re");
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
+
 static bool has_now(const char *path, const char *needle)
 {
 	size_t cap = 1 << 16, len = 0;

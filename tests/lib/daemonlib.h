@@ -31,12 +31,14 @@ int daemon_stop(pid_t pid, int sig);
 bool daemon_alive(pid_t pid);
 /* GET @path from 127.0.0.1:@port: the HTTP status (-1: no answer), the whole response in @buf. */
 int http_get(int port, const char *path, char *buf, size_t len);
-/* The value of the series @name (with its labels) in the daemon's /metrics; -1 when absent. */
-double daemon_metric(int port, const char *name);
 /* The same from the loopback address @from (127.0.0.2, ...; NULL: any). */
 int http_get_from(const char *from, int port, const char *path, char *buf, size_t len);
+/* The value of the series @name (with its labels) in the daemon's /metrics; -1 when absent. */
+double daemon_metric(int port, const char *name);
 /* A connection to 127.0.0.1:@port from the loopback address @from (NULL: any); -1 when refused. */
 int loopback_connect(const char *from, int port);
+/* How many lines of the file at @path hold @needle (0 when it cannot be read). */
+int file_count(const char *path, const char *needle);
 /* Does the file at @path contain @needle (waiting up to @ms for it)? */
 bool file_has(const char *path, const char *needle, unsigned int ms);
 /* Print the file at @path as TAP comments (a daemon's log after a failed check). */
