@@ -1467,7 +1467,7 @@ static bool writes_differ(const struct koord_config *a, const struct koord_confi
 {
 	/* both from config_defaults()'s memset: padding compares equal */
 	return memcmp(&a->be, &b->be, sizeof(a->be)) ||
-	       a->be_wakeup_priority != b->be_wakeup_priority ||
+	       a->be_wakeup_priority != b->be_wakeup_priority || a->wakeup_by != b->wakeup_by ||
 	       memcmp(&a->reservation, &b->reservation, sizeof(a->reservation)) ||
 	       a->suppress_smoothing_windows != b->suppress_smoothing_windows ||
 	       memcmp(&a->throttle, &b->throttle, sizeof(a->throttle));
@@ -1709,9 +1709,10 @@ static int check_config(const char *path)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	printf("%s: valid; enforcement %s, wake-up priority %s, cpuSuppressPolicy %s, eviction %s\n",
+	printf("%s: valid; enforcement %s, wake-up priority %s%s, cpuSuppressPolicy %s, eviction %s\n",
 	       path, c.be.enable ? "on" : c.ignored ? "off (values not supported, above)" : "off",
 	       !c.be_wakeup_priority ? "off" : c.be.enable ? "on" : "on when enforcing",
+	       !c.be_wakeup_priority ? "" : c.wakeup_by == WAKEUP_BY_IDLE ? " (cpu.idle)" : " (lowest weight)",
 	       c.be.cpu_suppress_policy == SUPPRESS_CFS_QUOTA ? "cfsQuota" : "cpuset",
 	       !c.eviction.enable ? "off" : c.eviction.backend == EVICT_HOOK ? "hook" : "kill");
 	config_free(&c);

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The escalation after a side effect: BE is kept off the CPUs where online
- * containers waited behind it. A SCHED_IDLE BE group makes the CPUs it runs
- * on look idle to wake-up placement, so system tasks are placed next to the
- * online ones, which then wait behind them instead (steal moves from BE to
- * SYSTEM). With BE off the victims' CPUs, its own CPUs are the ones that
- * look idle. Measured and rolled back like any action; released once the
+ * containers waited behind it. Other tasks can be placed next to the online
+ * ones, which then wait behind them instead (steal moves from BE to SYSTEM):
+ * a SCHED_IDLE BE group (beWakeupPriorityBy "idle") makes the CPUs it runs
+ * on look idle to wake-up placement. With BE off the victims' CPUs, its own
+ * CPUs are the ones that look idle. Measured and rolled back like any action; released once the
  * victims are gone.
  */
 #include <limits.h>

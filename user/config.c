@@ -31,6 +31,7 @@
 _Static_assert(sizeof(enum suppress_policy) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum evict_backend) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum koord_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum wakeup_by) == sizeof(int), "enum size");
 
 struct ctx {
 	const char *name;		/* the file, for messages */
@@ -656,6 +657,7 @@ static const char *const suppress_policies[] = { "cpuset", "cfsQuota", NULL };
 static const char *const evict_backends[] = { "kill", "hook", "api", NULL };
 static const char *const modes[] = { "enforce", "advise", NULL };
 static const char *const bucket_policies[] = { "online", "all", NULL };
+static const char *const wakeup_bys[] = { "weight", "idle", NULL };
 
 #define NOT_IMPLEMENTED	"not implemented by koord-bpf, ignored"
 #define NOT_USED	"not used by koord-bpf, ignored"
@@ -800,6 +802,7 @@ static const struct field koordbpf_fields[] = {
 	CUSTOM("cgroupRoots", read_roots),
 	CUSTOM("classRules", read_rules),
 	BOOL("beWakeupPriority", be_wakeup_priority),
+	ENUM("beWakeupPriorityBy", wakeup_by, wakeup_bys),
 	BOOL("reactOnLongWaits", react_on_long_waits),
 	NUM("reactWaitUs", react_wait_us, 0, 5000, 0),
 	MOVED("reservedCPUs", "moved: a number of cores is koordBPF.reservation.resources.cpu; "
@@ -1010,6 +1013,7 @@ void config_defaults(struct koord_config *c)
 		c->cgroup_roots[i] = strdup(roots[i]);
 	c->ncgroup_roots = i;
 	c->be_wakeup_priority = true;
+	c->wakeup_by = WAKEUP_BY_WEIGHT;
 	c->react_on_long_waits = true;
 	c->react_wait_us = 1000;
 	memset(&c->reservation, 0, sizeof(c->reservation));
@@ -1151,7 +1155,7 @@ static void honour_cpu_qos(const char *name, struct koord_config *c)
 			 "the BE cpu.idle is the NodeSLO's (schedIdle %d, koordlet sets %d), "
 			 "koord-bpf's wake-up priority is off", name, c->cpu_qos.be_sched_idle,
 			 c->cpu_qos.be_sched_idle == 1);
-	} else if (c->be.enable) {
+	} else if (c->be.enable && c->wakeup_by == WAKEUP_BY_IDLE) {
 		log_warn("%s: resourceQOSStrategy: cpuPolicy coreSched with beClass.cpuQOS off: "
 			 "koordlet's CoreSched gate, if on, sets the BE cpu.idle to 0 over koord-bpf's "
 			 "wake-up priority; turn the gate off (docs/deploy.md)", name);

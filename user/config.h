@@ -22,6 +22,8 @@ enum evict_backend { EVICT_KILL, EVICT_HOOK, EVICT_API };
 #define SA_CA		"/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
 /* advise: write nothing; judge the changes other writers make to BE cgroups */
 enum koord_mode { MODE_ENFORCE, MODE_ADVISE };
+/* How BE's wake-up priority is given: the lowest weight, or a SCHED_IDLE group (cpu.idle). */
+enum wakeup_by { WAKEUP_BY_WEIGHT, WAKEUP_BY_IDLE };
 
 /* NodeSLO spec.resourceUsedThresholdWithBE; -1 in an int field means "unset". */
 struct be_thresholds {
@@ -77,6 +79,7 @@ struct koord_config {
 	size_t ncgroup_roots;
 	struct class_rules rules;	/* "classRules": [{"glob": G, "qos": Q}] */
 	bool be_wakeup_priority;	/* "beWakeupPriority": true (when be.enable) */
+	enum wakeup_by wakeup_by;	/* "beWakeupPriorityBy": "weight" (or "idle") */
 	bool react_on_long_waits;	/* "reactOnLongWaits": true: a new culprit acts at once */
 	/* "reactWaitUs": 1000: a wait this long behind a new container wakes the loop; 0: long waits only */
 	double react_wait_us;

@@ -551,7 +551,7 @@ static void hold_culprits(struct enforcer *e)
  * it better, the harm was moved, not removed (seen here: BE off the
  * probe's CPU, which then looked idle, and an unpinned system burner placed
  * there held the probe up to 8 ms where BE had held it 3.6 ms). Both are
- * rolled back, the cause first: its change (cpu.idle) then happens while BE
+ * rolled back, the cause first: its change (cpu.idle, the weight) then happens while BE
  * is still off the victims' CPUs.
  */
 static void judge_keepoff(struct enforcer *e, const struct container_table *t,
@@ -822,7 +822,7 @@ int enforcer_metrics(const struct enforcer *e, FILE *f)
 	       "Values of resourceUsedThresholdWithBE koord-bpf does not support: ignored, "
 	       "enforcement off.", true, e->c->ignored);
 	scalar(f, "be_wakeup_priority", "gauge",
-	       "1 when the BE roots are SCHED_IDLE (or lowest-weight) groups.", true,
+	       "1 when the BE roots have the lowest weight (or are SCHED_IDLE groups).", true,
 	       s->wakeup_priority);
 	scalar(f, "be_allowed_cores", "gauge",
 	       "CPUs BE may use by the suppression formula (absent before the first period).",

@@ -137,7 +137,7 @@ static void apply(const void *v, void *ctx)
 				p->qos_label_raw);
 		/*
 		 * A label is the pod's own word: one that claims online under the
-		 * besteffort cgroup (in the SCHED_IDLE BE root, with BE's share)
+		 * besteffort cgroup (in the BE root, with BE's share and wake-up priority)
 		 * would make it a victim that gets other tenants' BE work throttled
 		 * and killed. It stays BE.
 		 */

@@ -53,9 +53,17 @@ static char cfg_path[PATH_MAX], log_base[PATH_MAX], log_path[PATH_MAX + 16], roo
 static const char *before;	/* the test tree's cpu settings before any daemon ran */
 static int port;
 
+/*
+ * The wake-up priority by cpu.idle throughout: its writes come in pairs
+ * (cpu.idle and the weight the kernel resets with it), the harder journal
+ * and restore. test_enforce takes the default, the weight alone.
+ */
 static bool config(bool enable, const char *state_dir, const char *be, const char *own)
 {
-	return daemon_config(cfg_path, enable, be, roots, state_dir, own);
+	char all[1024];
+
+	snprintf(all, sizeof(all), "%s%s\"beWakeupPriorityBy\": \"idle\"", own, *own ? ", " : "");
+	return daemon_config(cfg_path, enable, be, roots, state_dir, all);
 }
 
 /* The daemon, with a log of its own (BASE.N.log: all kept for a look afterwards). */

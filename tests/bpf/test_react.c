@@ -4,7 +4,7 @@
  * runs alone; a new besteffort pod (its QoS level too) starts a hog on the
  * probe's CPU. The probe's first waits of reactWaitUs behind the hog, a
  * container the last walk did not know, wake the loop: it walks and puts
- * the new BE root's cpu.idle to 1 before the period comes. With
+ * the new BE root's weight to the lowest before the period comes. With
  * reactOnLongWaits off the same write waits for the period. The hog starts
  * right after a period (the daemon's debug line), so the next one is 3 s
  * away: a write within 1 s is not the period's, and the log says the walk on
@@ -114,15 +114,15 @@ static void run(bool react, pid_t probe)
 	}
 	if (*cpuset_tree(&hier) && !pod_mirror(&hier, BE_CTR, hog))
 		printf("# %s not mirrored in the other v1 hierarchies\n", BE_CTR);
-	if (tree_value_is(&hier, BE_ROOT, "cpu.idle", "1", (PERIOD_S + 3) * 1000))
+	if (tree_value_is(&hier, BE_ROOT, "cpu.shares", "2", (PERIOD_S + 3) * 1000))
 		at = now_mono_ns();
 	walked = log_offset(WALKED);
 	acted = log_offset(ACTED);
 	sleep(PERIOD_S + 1);	/* /metrics holds the counters of the last period */
 	waits = daemon_metric(port, "koord_bpf_collector_events_total{kind=\"react_wait\"}");
-	printf("# %s: cpu.idle 1 %.0f ms after the hog's start; react records %.0f\n", how,
+	printf("# %s: cpu.shares 2 %.0f ms after the hog's start; react records %.0f\n", how,
 	       at ? (at - t0) / 1e6 : -1.0, waits);
-	ok &= check(at, "%s: the new BE root's cpu.idle is 1 within a period", how);
+	ok &= check(at, "%s: the new BE root gets the lowest weight within a period", how);
 	if (react) {
 		ok &= check(walked >= 0 && acted > walked, "a record behind the new pod walked at once, "
 		      "before the action (walk at %ld, action at %ld in the log)", walked, acted);

@@ -6,8 +6,8 @@
  * (a) BE harm only: the probe's p99.9 wait (the median of 3 windows) is at
  *     least 3x lower with the daemon than without it.
  * (b) the same with unpinned system noise: with the daemon it is no more than
- *     25% + 100 us worse than without (a SCHED_IDLE BE group draws system
- *     tasks next to the online ones: the loop must see it and act).
+ *     25% + 100 us worse than without (system tasks placed next to the
+ *     online ones: the loop must see it and act).
  * (c) in both, no probe wait of 10 ms or more within a second after a write
  *     of the daemon (actions, rollbacks, the restore at its stop) that is
  *     longer than any the probe had without the daemon: a wait the node

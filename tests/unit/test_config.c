@@ -59,6 +59,7 @@ static void assert_defaults(const struct koord_config *c)
 	assert_int_equal(c->rules.n, 0);
 	assert_null(c->rules.v);
 	assert_true(c->be_wakeup_priority);
+	assert_int_equal(c->wakeup_by, WAKEUP_BY_WEIGHT);
 	assert_true(c->react_on_long_waits);
 	assert_double(c->react_wait_us, 1000);
 	assert_double(c->reservation.cpu, 0);
@@ -286,7 +287,7 @@ static void test_values(void **state)
 		"koordBPF": {
 			"period": 0.1, "listen": "[::1]:9000", "stateDir": "/run/kb",
 			"cgroupRoots": ["/"], "classRules": [{"glob": "/a=b*", "qos": "be"}],
-			"beWakeupPriority": false,
+			"beWakeupPriority": false, "beWakeupPriorityBy": "idle",
 			"reservation": {"resources": {"cpu": "1500m", "memory": "1Gi"}},
 			"suppressSmoothingWindows": 60,
 			"interference": {"victimP99WaitUs": 0.5, "beStealPercent": 100,
@@ -318,6 +319,7 @@ static void test_values(void **state)
 	assert_string_equal(c.rules.v[0].glob, "/a=b*");
 	assert_int_equal(c.rules.v[0].qos, KC_BE);
 	assert_false(c.be_wakeup_priority);
+	assert_int_equal(c.wakeup_by, WAKEUP_BY_IDLE);
 	assert_double(c.reservation.cpu, 1.5);
 	assert_double(c.reservation.memory, 1 << 30);
 	assert_double(config_reserved_cores(&c), 1.5);
@@ -446,6 +448,9 @@ static void test_types(void **state)
 	    "koordBPF.suppressSmoothingWindows: must be an integer, got an array");
 	BAD(KB({"interference": {"sustainedWindows": {}}}),
 	    "koordBPF.interference.sustainedWindows: must be an integer, got an object");
+	BAD(KB({"beWakeupPriorityBy": "SCHED_IDLE"}),
+	    "koordBPF.beWakeupPriorityBy: must be \"weight\" or \"idle\", got \"SCHED_IDLE\"");
+	BAD(KB({"beWakeupPriorityBy": true}), "koordBPF.beWakeupPriorityBy: must be a string, got true");
 	BAD(KB({"eviction": {"backend": "signal"}}),
 	    "koordBPF.eviction.backend: must be \"kill\", \"hook\" or \"api\", got \"signal\"");
 	BAD(KB({"eviction": {"enable": "yes"}}),
