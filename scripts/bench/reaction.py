@@ -14,12 +14,13 @@ fraction of a period (so that t0 falls anywhere in a period). At t0
 
 - (a) detection: the first time /api/containers (polled every 20 ms) lists the
   hog's cgroup among `suspects`;
-- (b) the first enforcement write: the first time the BE root's cpu.idle reads
-  1 (polled every 1 ms).
+- (b) the first enforcement write: the first time the BE root's weight reads
+  the lowest (cpu.shares 2, cpu.weight 1: the default wake-up priority;
+  polled every 1 ms).
 
 Two cases: "new BE root", the besteffort QoS level does not exist before t0
-(made with the pod: the daemon must find it, then write); "BE root idle
-before", it existed and the daemon made it a SCHED_IDLE group at start, so the
+(made with the pod: the daemon must find it, then write); "BE root set
+before", it existed and the daemon gave it the lowest weight at start, so the
 new pod is covered the moment it is made (no write is needed; only (a) is
 measured).
 
@@ -70,10 +71,16 @@ class Probe:
         return next((w for w in self.late if w[0] >= t0), None)
 
 
-def poll_idle(path, t0, until, out):
-    """Every 1 ms until @until: the first time @path reads 1, in ms after @t0."""
+def lowest_weight(kubepods):
+    """The weight file of the hierarchy under @kubepods and its lowest value."""
+    v1 = os.path.exists(os.path.join(kubepods, "cpu.shares"))
+    return ("cpu.shares", "2") if v1 else ("cpu.weight", "1")
+
+
+def poll_priority(path, want, t0, until, out):
+    """Every 1 ms until @until: the first time @path reads @want, in ms after @t0."""
     while time.monotonic_ns() < until:
-        if cgbench.read_file(path) == "1":
+        if cgbench.read_file(path) == want:
             out["write_ms"] = (time.monotonic_ns() - t0) / 1e6
             return
         time.sleep(0.001)
@@ -82,7 +89,7 @@ def poll_idle(path, t0, until, out):
 def one_run(tree, probe, period, case, react, a, out):
     """One daemon, one hog: {detect_ms, write_ms, onset_ms, reaction_ms, ...}. @react: reactOnLongWaits."""
     be_root = os.path.join(tree.kubepods, "besteffort")
-    if case == "idle-before":
+    if case == "set-before":
         tree.mkdir("kubepods/besteffort")
     cfg = {"resourceUsedThresholdWithBE": {"enable": True},
            "koordBPF": {"cgroupRoots": [tree.relpath(tree.kubepods)],
@@ -93,8 +100,9 @@ def one_run(tree, probe, period, case, react, a, out):
     try:
         d.wait_ready()
         time.sleep(a.warmup * period + random.uniform(0, period))
-        if case == "idle-before":
-            res["idle_before"] = cgbench.read_file(os.path.join(be_root, "cpu.idle")) == "1"
+        if case == "set-before":
+            wfile, want = lowest_weight(tree.kubepods)
+            res["set_before"] = cgbench.read_file(os.path.join(be_root, wfile)) == want
         t0 = time.monotonic_ns()
         until = t0 + int(a.timeout * 1e9)
         ctr = tree.pod("besteffort", "hog")
@@ -104,8 +112,9 @@ def one_run(tree, probe, period, case, react, a, out):
         res["hog_started_ms"] = (hog_ns - t0) / 1e6
         poller = None
         if case == "new-root":
-            poller = threading.Thread(target=poll_idle,
-                                      args=(os.path.join(be_root, "cpu.idle"), t0, until, res))
+            wfile, want = lowest_weight(tree.kubepods)
+            poller = threading.Thread(target=poll_priority,
+                                      args=(os.path.join(be_root, wfile), want, t0, until, res))
             poller.start()
         rel = tree.relpath(ctr)
         while time.monotonic_ns() < until and "detect_ms" not in res:
@@ -125,7 +134,7 @@ def one_run(tree, probe, period, case, react, a, out):
     finally:
         if hog:
             cgbench.stop(hog)
-        rc = d.stop()		# puts cpu.idle back
+        rc = d.stop()		# puts the weight back
         # the next run starts again without a besteffort pod (and, for new-root, without the level)
         for pod in os.listdir(be_root) if os.path.isdir(be_root) else []:
             if pod.startswith("pod"):
@@ -154,7 +163,7 @@ def report(runs, periods, reacts):
              "runs | load average |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     verdicts = []
     for p, react, case in ((p, r, c) for p in periods for r in reacts
-                           for c in ("new-root", "idle-before")):
+                           for c in ("new-root", "set-before")):
         rs = [r for r in runs if r["period"] == p and r["case"] == case and
               r.get("react", "on") == react]
         if not rs:
@@ -179,9 +188,9 @@ def report(runs, periods, reacts):
         else:
             v["reaction"] = "-"
             ccell = "none needed"
-            before = sum(r.get("idle_before", False) for r in rs)
+            before = sum(r.get("set_before", False) for r in rs)
             v["write"] = "PASS" if before == len(rs) else "OVER"
-            wcell = f"none needed: BE root idle before t0 in {before}/{len(rs)} runs"
+            wcell = f"none needed: BE root set before t0 in {before}/{len(rs)} runs"
         verdicts.append(v)
         loads = [float(r["load"].split()[0]) for r in rs]
         lines.append(f"| {p:g} | {react} | {case} | {fmt_spread(det)}"
@@ -198,7 +207,7 @@ def main():
     ap.add_argument("--runs", type=int, default=10, help="runs per period and case (default 10)")
     ap.add_argument("--periods", default="1,0.2",
                     help="daemon periods in seconds, comma-separated (default: %(default)s)")
-    ap.add_argument("--cases", default="new-root,idle-before")
+    ap.add_argument("--cases", default="new-root,set-before")
     ap.add_argument("--react", default="on,off",
                     help="reactOnLongWaits settings to compare (default: %(default)s)")
     ap.add_argument("--warmup", type=int, default=5,
