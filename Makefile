@@ -122,11 +122,12 @@ deploy-test: deps $(OUT)/schemas/node_modules/.package-lock.json
 		{ cat $(OUT)/monitoring-test.log; exit 1; }
 	$(Q)tail -n 1 $(OUT)/monitoring-test.log
 
+# npm runs in the directory: --prefix would move its global config (a machine's cafile) too.
 $(OUT)/schemas/node_modules/.package-lock.json: tests/deploy/schemas/package.json \
 		tests/deploy/schemas/package-lock.json | deps
 	$(call msg,NPM,$(OUT)/schemas)
 	$(Q)mkdir -p $(OUT)/schemas && cp $^ $(OUT)/schemas/
-	$(Q)npm ci --prefix $(OUT)/schemas --no-audit --no-fund --loglevel=error >/dev/null || \
+	$(Q)cd $(OUT)/schemas && npm ci --no-audit --no-fund --loglevel=error >/dev/null || \
 		{ echo "npm ci of tests/deploy/schemas failed: is the npm registry reachable?"; exit 1; }
 
 bpf-test: all $(BPF_TESTS)

@@ -816,10 +816,11 @@ struct restore_slot {
 /*
  * Restores relax what the writes restricted, so parents go first: a v1
  * cpuset child cannot be wider than its parent, nor a quota higher. BE's
- * wake-up priority goes last: while BE is still an idle group, widening
- * its cpusets and lifting its quotas does not reach online tasks, so they
- * feel one transition (the flip of cpu.idle, seen followed by 23-45 ms
- * waits) rather than one per file. Ties keep the journal's order.
+ * wake-up priority goes last: while BE still has it (the lowest weight or
+ * cpu.idle), widening its cpusets and lifting its quotas does not reach
+ * online tasks, so they feel one transition (a flip of cpu.idle was seen
+ * followed by 23-45 ms waits) rather than one per file. Ties keep the
+ * journal's order.
  */
 static int cmp_restore(const void *a, const void *b)
 {
