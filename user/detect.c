@@ -16,6 +16,27 @@ bool detect_is_victim(const struct victim_state *s, const struct koord_config *c
 	return s && s->streak >= c->interference.sustained_windows;
 }
 
+/*
+ * A victim's BE suspects are culprits only where BE held at least this part
+ * of what it waited behind others: where system or other online work held
+ * most of it, keeping BE off its CPUs frees them for that work (seen: a
+ * culprit's cpuset drew a background burner next to the probe, p99.9 5.4 ->
+ * 7.2 ms, while BE had held 3 of its 87 waits of 1 ms or more).
+ */
+#define CULPRIT_BE_SHARE 0.5
+
+/* BE's part of @cw's steal behind other containers' tasks (not idle, not its own). */
+static double be_share(const struct cg_window *cw)
+{
+	__u64 all = 0;
+	int k;
+
+	for (k = 0; k < KC_NR; k++)
+		if (k != KC_IDLE)
+			all += cw->steal_ns[k];
+	return all ? (double)cw->steal_ns[KC_BE] / all : 0;
+}
+
 /* Over a threshold in this window? */
 static bool hurt_in(const struct victim_state *s, const struct koord_config *c)
 {
@@ -50,6 +71,7 @@ int detect_update(struct detector *d, const struct window *w, const struct conta
 		s->p99_ns = cw->p99_ns;
 		s->p999_ns = cw->p999_ns;
 		s->be_steal_pct = w->dur_ns ? 100.0 * cw->steal_ns[KC_BE] / w->dur_ns : 0;
+		s->be_share = be_share(cw);
 		if (hurt_in(s, c) && (s->acc || (s->acc = calloc(1, sizeof(*s->acc))))) {
 			s->streak++;
 			waits_add(s->acc, cw, w->dur_ns);
@@ -82,7 +104,9 @@ size_t detect_culprits(const struct detector *d, const struct suspects *sus,
 		const struct suspect *s = &sus->v[i];
 
 		for (j = 0; j < s->nvictims; j++) {
-			if (!detect_is_victim(detect_find(d, s->victims[j].cgid), c))
+			const struct victim_state *v = detect_find(d, s->victims[j].cgid);
+
+			if (!detect_is_victim(v, c) || v->be_share < CULPRIT_BE_SHARE)
 				continue;
 			out[n++] = (struct culprit){ s->cgid, s->inflicted_online_ns,
 						     s->victims[j].cgid };

@@ -23,6 +23,7 @@ struct victim_state {
 	int streak;		/* consecutive windows over a threshold */
 	__u64 p99_ns, p999_ns;	/* of the last window */
 	double be_steal_pct;	/* BE steal, % of the last window */
+	double be_share;	/* BE's part of its steal behind other containers, last window */
 	struct waits *acc;	/* waits over the streak (the baseline of an action), NULL at 0 */
 };
 
@@ -49,8 +50,8 @@ struct culprit {
 };
 /*
  * The BE containers that hurt at least one current victim (of the window's
- * suspects, @sus), most inflicted first, at most @max. Returns how many
- * were written to @out.
+ * suspects, @sus) that waited mostly behind BE, most inflicted first, at
+ * most @max. Returns how many were written to @out.
  */
 size_t detect_culprits(const struct detector *d, const struct suspects *sus,
 		       const struct koord_config *c, struct culprit *out, size_t max);

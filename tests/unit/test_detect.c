@@ -304,6 +304,33 @@ static void test_streaks(void **state)
 	detect_update(&d, &w, &fx->t, &fx->c);
 	assert_int_equal(d.victims, 1);
 
+	/*
+	 * Its BE suspect is a culprit only while BE held most of what it waited
+	 * behind: behind a SYSTEM task, keeping BE off its CPUs frees them for that.
+	 */
+	struct victim vic = { .cgid = fx->ls, .be_steal_ns = 3000000 };
+	struct suspect sp = { .cgid = fx->be, .inflicted_online_ns = 3000000, .nvictims = 1 };
+	struct suspects sus = { .v = &sp, .n = 1, .inflicted_online_ns = 3000000 };
+	struct culprit cul[2];
+
+	sp.victims[0] = vic;
+	for (int i = 0; i < 2; i++)
+		if (v[i].cgid == fx->ls) {
+			v[i].steal_ns[KC_BE] = 3000000;
+			v[i].steal_ns[KC_SYSTEM] = 120000000;
+			v[i].steal_ns[KC_IDLE] = 500000000;	/* an idle CPU waking: nobody's */
+		}
+	detect_update(&d, &w, &fx->t, &fx->c);
+	assert_int_equal(d.victims, 1);
+	assert_int_equal(detect_culprits(&d, &sus, &fx->c, cul, 2), 0);
+	for (int i = 0; i < 2; i++)
+		if (v[i].cgid == fx->ls)
+			v[i].steal_ns[KC_SYSTEM] = 2000000;
+	detect_update(&d, &w, &fx->t, &fx->c);
+	assert_int_equal(detect_culprits(&d, &sus, &fx->c, cul, 2), 1);
+	assert_int_equal(cul[0].cgid, fx->be);
+	assert_int_equal(cul[0].victim, fx->ls);
+
 	/* a container gone from the window is forgotten */
 	w.n = 0;
 	assert_int_equal(detect_update(&d, &w, &fx->t, &fx->c), 0);
