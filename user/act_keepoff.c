@@ -5,8 +5,8 @@
  * ones, which then wait behind them instead (steal moves from BE to SYSTEM):
  * a SCHED_IDLE BE group (beWakeupPriorityBy "idle") makes the CPUs it runs
  * on look idle to wake-up placement. With BE off the victims' CPUs, its own
- * CPUs are the ones that look idle. Measured and rolled back like any action; released once the
- * victims are gone.
+ * CPUs are the ones that look idle. Measured and rolled back like any
+ * action; released once the victims are gone.
  */
 #include <limits.h>
 #include <stdlib.h>
