@@ -28,12 +28,8 @@ bool detect_is_victim(const struct victim_state *s, const struct koord_config *c
 /* BE's part of @cw's steal behind other containers' tasks (not idle, not its own). */
 static double be_share(const struct cg_window *cw)
 {
-	__u64 all = 0;
-	int k;
+	__u64 all = cg_window_steal_others(cw);
 
-	for (k = 0; k < KC_NR; k++)
-		if (k != KC_IDLE)
-			all += cw->steal_ns[k];
 	return all ? (double)cw->steal_ns[KC_BE] / all : 0;
 }
 

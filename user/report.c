@@ -128,18 +128,6 @@ static double pct(__u64 part, const struct cg_window *cw)
 	return all ? 100.0 * part / all : 0;
 }
 
-/* Waits lost to other containers: every class's part but idle, self and throttled. */
-static __u64 steal_others(const struct cg_window *cw)
-{
-	__u64 n = 0;
-	unsigned int k;
-
-	for (k = 0; k < KC_NR; k++)
-		if (k != KC_IDLE)
-			n += cw->steal_ns[k];
-	return n;
-}
-
 /* Counters of a window, or null where none were read. */
 static json_object *counters_json(const struct cg_window *cw)
 {
@@ -247,7 +235,7 @@ void report_table(FILE *f, const struct window *w, const struct container_table 
 			qos_name(c ? c->ident.qos : KC_UNCLASSIFIED), cw->cpu_ns / 1e6,
 			(unsigned long long)cw->wait_count, cw->p50_ns / 1e3, cw->p99_ns / 1e3,
 			cw->wait_max / 1e3, cw->wait_ns / 1e6, pct(cw->steal_ns[KC_BE], cw),
-			pct(steal_others(cw), cw), cw->inflicted_online_ns / 1e6,
+			pct(cg_window_steal_others(cw), cw), cw->inflicted_online_ns / 1e6,
 			shown(c ? container_label(c, label_a, LABEL_MAX) : "?", shown_a));
 	}
 	free(rows);

@@ -322,3 +322,14 @@ void window_free(struct window *w)
 	free(w->pc);
 	memset(w, 0, sizeof(*w));
 }
+
+__u64 cg_window_steal_others(const struct cg_window *cw)
+{
+	__u64 n = 0;
+	unsigned int k;
+
+	for (k = 0; k < KC_NR; k++)
+		if (k != KC_IDLE)
+			n += cw->steal_ns[k];
+	return n;
+}

@@ -116,4 +116,7 @@ __u32 window_hist_count(const struct cg_window *cw, unsigned int bucket);
 __u64 window_hist_total(const struct cg_window *cw);
 void window_free(struct window *w);
 
+/* Waits lost to other containers: every class's part but idle, self and throttled. */
+__u64 cg_window_steal_others(const struct cg_window *cw);
+
 #endif
