@@ -13,6 +13,7 @@ rm -f "$out"/*.out
 export ASAN_OPTIONS="log_path=$PWD/$reports/asan:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:fast_unwind_on_malloc=0"
 export UBSAN_OPTIONS="log_path=$PWD/$reports/ubsan:print_stacktrace=1:halt_on_error=1"
 export KOORD_BPF_BIN=$out/koord-bpf
+export KOORD_TEST_KEEP=1	# the daemons' logs, read below
 start=$(date +%s)
 fail=0
 
@@ -38,8 +39,9 @@ for t in test_enforce test_faults; do
 		fail=1
 	fi
 done
-# UBSan's reports: in the tests' output and the daemons' logs (named there)
-logs=$(sed -n 's/^# daemon logs*: //p' "$reports"/../test_*.out)
+# UBSan's reports: in the tests' output and the daemons' logs (named there
+# as a pattern of the files a test left: unquoted below, it expands)
+logs=$(sed -n 's/^# daemon logs: //p' "$reports"/../test_*.out)
 for f in "$reports"/../*.out $logs; do
 	[ -f "$f" ] && grep -q -e 'runtime error:' -e 'Sanitizer' "$f" &&
 		grep -B2 -A20 -e 'runtime error:' -e 'Sanitizer' "$f" >"$reports/from-$(basename "$f")"
@@ -53,4 +55,5 @@ for r in "$reports"/*; do
 	cat "$r"
 done
 echo "sanitizers: $n reports, $(( $(date +%s) - start )) s"
-[ $n -eq 0 ] && [ $fail -eq 0 ]
+[ $n -eq 0 ] && [ $fail -eq 0 ] || { echo "daemon tests' files kept:" $logs; exit 1; }
+rm -rf $logs

@@ -897,8 +897,7 @@ int main(void)
 	test_evict();
 	if (daemon_alive(daemon_pid))
 		stop_daemon(SIGKILL);
-	printf("# daemon log: %s\n", log_path);
 	pod_unmirror(&hier);
 	free(before);
-	return test_summary("test_enforce");
+	return daemon_test_end("test_enforce", state_dir);
 }

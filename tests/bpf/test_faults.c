@@ -697,7 +697,5 @@ int main(void)
 	test_slow_clients();
 	test_root_made_later();	/* last: its tree is not in the snapshot */
 	free(snap);
-	rmdir(base);
-	printf("# daemon logs: %.*s.*.log\n", (int)strlen(log_base) - 4, log_base);
-	return test_summary("test_faults");
+	return daemon_test_end("test_faults", base);
 }

@@ -158,5 +158,5 @@ int main(void)
 	run(false, probe);
 	stop(probe);
 	pod_unmirror(&hier);
-	return test_summary("test_react");
+	return daemon_test_end("test_react", state_dir);
 }

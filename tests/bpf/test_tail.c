@@ -346,7 +346,7 @@ int main(int argc, char **argv)
 	port = 20000 + getpid() % 20000;
 	if (!*cpuset_tree(&hier)) {
 		skip_part("the end-to-end loop: no v1 cpuset hierarchy, or one CPU");
-		return test_summary("test_tail");
+		return daemon_test_end("test_tail", state_dir);
 	}
 	if (!tree_make(&hier, LS_CTR) || !tree_make(&hier, BE_CTR) || !tree_make(&hier, NOISE) ||
 	    !daemon_config(cfg_path, true, "", tree_path(&hier, "kubepods"), state_dir, ""))
@@ -385,5 +385,5 @@ int main(int argc, char **argv)
 	stop(probe);
 	stop(hog);
 	pod_unmirror(&hier);
-	return test_summary("test_tail");
+	return daemon_test_end("test_tail", state_dir);
 }

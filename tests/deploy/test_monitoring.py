@@ -17,6 +17,7 @@ import json
 import os
 import re
 import subprocess
+import shutil
 import sys
 import tempfile
 
@@ -276,7 +277,11 @@ def main():
     for name, fn in breakages.items():
         step('refuses %s' % name, lambda: refuses(name, fn))
     print('test_monitoring: %d failed' % failed)
-    return 1 if failed else 0
+    if failed:
+        print('# promtool inputs kept in %s' % tmp)
+        return 1
+    shutil.rmtree(tmp)
+    return 0
 
 
 if __name__ == '__main__':

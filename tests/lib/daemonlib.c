@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <glob.h>
 #include <sched.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -222,6 +224,33 @@ bool daemon_test_init(char *base, char *cfg, size_t cfglen, char *log, size_t lo
 	snprintf(cfg, cfglen, "%s.json", base);
 	snprintf(log, loglen, "%s.log", base);
 	return true;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	if (remove(path))
+		printf("# cannot remove %s: %s\n", path, strerror(errno));
+	return 0;
+}
+
+int daemon_test_end(const char *name, const char *base)
+{
+	int failed = test_summary(name);
+	char pattern[PATH_MAX];
+	glob_t left;
+	size_t i;
+
+	snprintf(pattern, sizeof(pattern), "%s*", base);
+	if (failed || getenv("KOORD_TEST_KEEP")) {
+		printf("# daemon logs: %s\n", pattern);
+		return failed;
+	}
+	if (glob(pattern, 0, NULL, &left))
+		return failed;
+	for (i = 0; i < left.gl_pathc; i++)
+		nftw(left.gl_pathv[i], remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+	globfree(&left);
+	return failed;
 }
 
 bool tree_make(const struct cpu_hierarchy *h, const char *r)

@@ -50,6 +50,14 @@ void show_file(const char *path);
  * there. False when the test cannot run.
  */
 bool daemon_test_init(char *base, char *cfg, size_t cfglen, char *log, size_t loglen);
+/*
+ * End of a daemon test: test_summary(@name); when every check passed, what
+ * the test left under @base (the dir, its config, its logs: "@base*") is
+ * removed, else kept and named ("# daemon logs: @base*") for a look. Also
+ * kept with $KOORD_TEST_KEEP set: the sanitizer stage reads the daemons'
+ * logs for UBSan's reports, then removes them.
+ */
+int daemon_test_end(const char *name, const char *base);
 /* mkdir -p of @r in the test tree. */
 bool tree_make(const struct cpu_hierarchy *h, const char *r);
 /* "/koord-test-PID/" + @r: a cgroup of the test tree, relative to @h's root (4 buffers in turn). */
