@@ -74,12 +74,12 @@ pids+=($daemon)
 url=http://127.0.0.1:$port
 scrape() { curl -s --max-time 5 -o "$tmp/m" "$url/metrics" && [ "$(metric "$tmp/m" koord_bpf_kubelet_up)" = 1 ]; }
 check "the daemon starts and reads the kubelet" until_true 30 scrape
-check "the daemon logs its maps' size: at least 208 bytes per CPU and slot" python3 -c '
+check "the daemon logs its maps' size: at least 232 bytes per CPU and slot" python3 -c '
 import re, sys
 m = re.search(r"collector: (\d+) container slots on (\d+) CPUs, maps ([\d.]+) MiB", open(sys.argv[1]).read())
 slots, cpus, mib = int(m[1]), int(m[2]), float(m[3])
 assert slots == 65536 and cpus >= 1, m[0]
-assert 208 * cpus * (slots + 1) <= mib * 2**20 < 4 * 2**30, m[0]
+assert 232 * cpus * (slots + 1) <= mib * 2**20 < 4 * 2**30, m[0]
 ' "$tmp/daemon.err"
 sleep 1.5	# the next walk applies the list, NodeManager's too
 curl -s --max-time 5 -o "$tmp/m" "$url/metrics"
