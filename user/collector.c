@@ -583,14 +583,13 @@ const char *collector_mode(const struct collector *c)
 	return c->mode;
 }
 
-unsigned long long collector_map_bytes(const struct collector *c, unsigned int *slots)
+void collector_map_usage(const struct collector *c, map_bytes_fn fn, void *ctx)
 {
-	unsigned long long sum = 0, v;
+	unsigned long long v;
 	char path[64], line[128];
 	struct bpf_map *m;
 	FILE *f;
 
-	*slots = c->nr_slots;
 	bpf_object__for_each_map(m, c->skel->obj) {
 		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", bpf_map__fd(m));
 		f = fopen(path, "r");
@@ -598,9 +597,22 @@ unsigned long long collector_map_bytes(const struct collector *c, unsigned int *
 			continue;
 		while (fgets(line, sizeof(line), f))
 			if (sscanf(line, "memlock: %llu", &v) == 1)
-				sum += v;
+				fn(ctx, bpf_map__name(m), v);
 		fclose(f);
 	}
+}
+
+static void add_bytes(void *ctx, const char *name, unsigned long long bytes)
+{
+	*(unsigned long long *)ctx += bytes;
+}
+
+unsigned long long collector_map_bytes(const struct collector *c, unsigned int *slots)
+{
+	unsigned long long sum = 0;
+
+	*slots = c->nr_slots;
+	collector_map_usage(c, add_bytes, &sum);
 	return sum;
 }
 

@@ -42,6 +42,9 @@ const char *collector_mode(const struct collector *c);
  * container slots they were sized for.
  */
 unsigned long long collector_map_bytes(const struct collector *c, unsigned int *slots);
+/* The same map by map: @fn gets each map's name and bytes. */
+typedef void (*map_bytes_fn)(void *ctx, const char *name, unsigned long long bytes);
+void collector_map_usage(const struct collector *c, map_bytes_fn fn, void *ctx);
 
 /* Publish the classes of @t to BPF (ids not in @t become unclassified). */
 int collector_set_classes(struct collector *c, const struct container_table *t);
