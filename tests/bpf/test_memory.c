@@ -72,7 +72,7 @@ static bool array_counted(unsigned long long got, unsigned long long n, unsigned
 
 int main(void)
 {
-	struct collector_opts o = { .hier = NULL };
+	struct collector_opts o = {};
 	static struct usage u[SIZES];
 	unsigned long long fixed[SIZES] = {}, slotted[SIZES] = {}, cpus = 0, cg_cpu;
 	unsigned int slots[SIZES], i, k;

@@ -16,8 +16,8 @@ import copy
 import json
 import os
 import re
-import subprocess
 import shutil
+import subprocess
 import sys
 import tempfile
 
