@@ -17,7 +17,6 @@
  */
 #include <errno.h>
 #include <stdbool.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,11 +33,6 @@
 
 static char base[BASE_LEN], idle_dir[BASE_LEN];
 static char state_dir[] = "/tmp/koord-test-restore-XXXXXX";
-
-static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *f)
-{
-	return type == FTW_DP ? rmdir(p) : unlink(p);
-}
 
 static void cleanup(void)
 {
@@ -57,7 +51,7 @@ static void cleanup(void)
 	}
 	if (idle_dir[0])
 		rmdir(idle_dir);
-	nftw(state_dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	remove_tree(state_dir);
 }
 
 static int put(const char *dir, const char *file, const char *val)

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <glob.h>
 #include <sched.h>
 #include <netinet/in.h>
@@ -226,13 +225,6 @@ bool daemon_test_init(char *base, char *cfg, size_t cfglen, char *log, size_t lo
 	return true;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	if (remove(path))
-		printf("# cannot remove %s: %s\n", path, strerror(errno));
-	return 0;
-}
-
 int daemon_test_end(const char *name, const char *base)
 {
 	int failed = test_summary(name);
@@ -248,7 +240,7 @@ int daemon_test_end(const char *name, const char *base)
 	if (glob(pattern, 0, NULL, &left))
 		return failed;
 	for (i = 0; i < left.gl_pathc; i++)
-		nftw(left.gl_pathv[i], remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+		remove_tree(left.gl_pathv[i]);
 	globfree(&left);
 	return failed;
 }

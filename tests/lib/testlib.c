@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -736,4 +737,16 @@ void watch_window(struct collector *col, unsigned int ms, struct window *w)
 	window_compute(&a, &b, w);
 	sample_free(&a);
 	sample_free(&b);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	if (remove(path))
+		printf("# cannot remove %s: %s\n", path, strerror(errno));
+	return 0;
+}
+
+void remove_tree(const char *path)
+{
+	nftw(path, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }

@@ -62,6 +62,8 @@ void stop(pid_t pid);
 __u64 task_runtime_ns(pid_t pid);
 __u64 now_mono_ns(void);
 void sleep_ms(unsigned int ms);
+/* rm -r of @path (a file or a dir tree; symlinks not followed). */
+void remove_tree(const char *path);
 
 struct collector;
 struct window;
