@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -27,13 +28,17 @@ const char *daemon_bin(void)
 pid_t daemon_start(const char *cfg, const char *log, int port, const char *extra)
 {
 	char listen[64];
-	pid_t pid;
+	pid_t pid, test = getpid();
 
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	fflush(NULL);
 	pid = fork();
 	if (!pid) {
 		int fd = log ? open(log, O_WRONLY | O_CREAT | O_APPEND, 0600) : -1;
+
+		/* a test that stops early (a signal, a fatal check) stops its daemon: SIGTERM restores */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != test)
+			_exit(127);
 
 		if (fd >= 0) {
 			dup2(fd, 1);
@@ -386,6 +391,14 @@ static bool mirror_mount(const char *ctl, char *mount, size_t len)
 	       (strcmp(ctl, "cpuset") || sysconf(_SC_NPROCESSORS_ONLN) > 1);
 }
 
+/* A test that stops early (a signal, a fatal check) removes its mirrors too. */
+static const struct cpu_hierarchy *mirrored_by;
+
+static void unmirror_at_exit(void)
+{
+	pod_unmirror(mirrored_by);
+}
+
 bool pod_mirror(const struct cpu_hierarchy *h, const char *r, pid_t pid)
 {
 	char mount[PATH_MAX], path[PATH_MAX + 300], val[16];
@@ -398,6 +411,8 @@ bool pod_mirror(const struct cpu_hierarchy *h, const char *r, pid_t pid)
 		return false;
 	if (sched_getaffinity(pid, sizeof(pinned), &pinned))
 		return false;
+	if (!mirrored_by && !atexit(unmirror_at_exit))	/* runs before testlib's cleanup */
+		mirrored_by = h;
 	for (i = 0; mirrored[i]; i++) {
 		if (!mirror_mount(mirrored[i], mount, sizeof(mount)))
 			continue;
