@@ -299,25 +299,35 @@ static int journal_save(struct journal *j)
 	return 0;
 }
 
-/* @path's next written value @next on top of its entry @e; saved, or @e as it was. */
-static int record_next(struct journal *j, struct journal_entry *e, const char *next)
+/*
+ * @path's next written value @next on top of its entry @e, the file holding
+ * @cur; saved, or @e as it was. The value before the write is the one the
+ * file holds: the last one written, or, when that write failed, the one
+ * before it, which stays (else two failed writes in a row would leave the
+ * file holding a value the entry no longer knows as ours).
+ */
+static int record_next(struct journal *j, struct journal_entry *e, const char *cur,
+		       const char *next)
 {
-	char *written = strdup(next), *previous = e->previous;
+	char *written = strdup(next), *old_written = e->written, *old_previous = e->previous;
+	bool last_failed = e->previous && e->written && !journal_same(cur, e->written) &&
+			   journal_same(cur, e->previous);
 	int err;
 
 	if (!written)
 		return -ENOMEM;
-	e->previous = e->written;
+	if (!last_failed)
+		e->previous = e->written;
 	e->written = written;
 	err = journal_save(j);
 	if (err) {
 		/* as for a new entry: the caller will not write */
-		e->written = e->previous;
-		e->previous = previous;
+		e->written = old_written;
+		e->previous = old_previous;
 		free(written);
 		return err;
 	}
-	free(previous);
+	free(last_failed ? old_written : old_previous);
 	return 0;
 }
 
@@ -340,7 +350,7 @@ int journal_record(struct journal *j, const char *path, const char *cur, const c
 		/* the first value recorded stays the original */
 		if (j->v[i].written && journal_same(j->v[i].written, next))
 			return 0;
-		return record_next(j, &j->v[i], next);
+		return record_next(j, &j->v[i], cur, next);
 	}
 	err = entry_push(j, path, cur, next, NULL);
 	if (err)

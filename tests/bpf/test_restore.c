@@ -31,7 +31,7 @@
 #define BASE_LEN	(PATH_MAX + 32)
 #define PATH_LEN	(BASE_LEN + 64)
 
-static char base[BASE_LEN], idle_dir[BASE_LEN];
+static char base[BASE_LEN], idle_dir[BASE_LEN], quota_dir[BASE_LEN];
 static char state_dir[] = "/tmp/koord-test-restore-XXXXXX";
 
 static void cleanup(void)
@@ -51,6 +51,11 @@ static void cleanup(void)
 	}
 	if (idle_dir[0])
 		rmdir(idle_dir);
+	if (quota_dir[0]) {
+		snprintf(path, sizeof(path), "%.*s/child", BASE_LEN - 1, quota_dir);
+		rmdir(path);
+		rmdir(quota_dir);
+	}
 	remove_tree(state_dir);
 }
 
@@ -94,6 +99,24 @@ static int sibling(const char *name, const char *all, const char *mems, char *di
 	return 0;
 }
 
+/* A writer below @root journaling in a new dir from the template @sdir. */
+static bool writer_open(char *sdir, const char *root, struct journal *j, struct writer *w)
+{
+	if (!mkdtemp(sdir) || journal_open(j, sdir)) {
+		check(false, "a journal in %s", sdir);
+		return false;
+	}
+	writer_init(w, j, false);
+	return check(!writer_add_root(w, root), "a writer below %s", root);
+}
+
+static void writer_close(const char *sdir, struct journal *j, struct writer *w)
+{
+	journal_close(j);
+	writer_free(w);
+	remove_tree(sdir);
+}
+
 /* A BE group's wake-up priority taken and put back: its weight comes back too. */
 static void test_idle_weight(const struct hierarchies *hier)
 {
@@ -121,12 +144,8 @@ static void test_idle_weight(const struct hierarchies *hier)
 		       "journaled and restored as any file\n");
 		return;
 	}
-	if (!mkdtemp(sdir) || journal_open(&j, sdir)) {
-		check(false, "a journal in %s", sdir);
+	if (!writer_open(sdir, idle_dir, &j, &w))
 		return;
-	}
-	writer_init(&w, &j, false);
-	writer_add_root(&w, idle_dir);
 	check(writer_set_coupled(&w, idle, "1", wpath, dfl) == 0, "cpu.idle 1 written, %s %s "
 	      "journaled with it", weight, kubelet);
 	get(idle_dir, weight, got, sizeof(got));
@@ -143,9 +162,59 @@ static void test_idle_weight(const struct hierarchies *hier)
 	get(idle_dir, weight, got, sizeof(got));
 	check(!strcmp(got, kubelet), "and %s to %s, not the kernel's %s (%s)", weight, kubelet, dfl,
 	      got);
-	journal_close(&j);
-	writer_free(&w);
-	rmdir(sdir);
+	writer_close(sdir, &j, &w);
+}
+
+/*
+ * Writes the kernel refuses, twice in a row, after one it took: v1 refuses a
+ * parent's quota below its child's (EINVAL). The file still holds the write
+ * that went through, which must stay ours: not taken for another writer's
+ * at the next write, and put back at the stop.
+ */
+static void test_refused_twice(const struct hierarchies *hier)
+{
+	char sdir[] = "/tmp/koord-test-quota-XXXXXX", child[PATH_LEN], quota[PATH_LEN], got[64];
+	struct journal j;
+	struct writer w;
+	int r1, r2, r3, r;
+
+	if (hier->cpu_version != 1) {
+		/* v2's cpu.max has no such rule: a parent below its child is taken */
+		printf("# cgroup v2: no quota refused to a parent, nothing to refuse here\n");
+		return;
+	}
+	snprintf(quota_dir, sizeof(quota_dir), "%.*s/koord-test-quota-%d", PATH_MAX - 1, hier->cpu,
+		 getpid());
+	snprintf(child, sizeof(child), "%s/child", quota_dir);
+	snprintf(quota, sizeof(quota), "%s/cpu.cfs_quota_us", quota_dir);
+	if (mkdir(quota_dir, 0755) || mkdir(child, 0755) ||
+	    put(child, "cpu.cfs_quota_us", "50000")) {
+		check(false, "cannot make %s with a child at quota 50000: %s", quota_dir,
+		      strerror(errno));
+		return;
+	}
+	if (!writer_open(sdir, quota_dir, &j, &w))
+		return;
+	r1 = writer_set(&w, quota, "80000");
+	r2 = writer_set(&w, quota, "40000");
+	r3 = writer_set(&w, quota, "38000");
+	get(quota_dir, "cpu.cfs_quota_us", got, sizeof(got));
+	check(r1 == 0 && r2 == -EINVAL && r3 == -EINVAL && !strcmp(got, "80000"),
+	      "a quota of 80000 taken, then 40000 and 38000 refused below the child's 50000 "
+	      "(%d, %d, %d; it holds %s)", r1, r2, r3, got);
+	r = writer_set(&w, quota, "60000");
+	get(quota_dir, "cpu.cfs_quota_us", got, sizeof(got));
+	check(r == 0 && !strcmp(got, "60000") && !w.foreign,
+	      "the next write is taken: the 80000 it held was ours, not another writer's "
+	      "(%d, %s, %llu foreign)", r, got, w.foreign);
+	r1 = writer_set(&w, quota, "40000");
+	r2 = writer_set(&w, quota, "38000");
+	r = writer_restore_all(&w);
+	get(quota_dir, "cpu.cfs_quota_us", got, sizeof(got));
+	check(r1 == -EINVAL && r2 == -EINVAL && r == 0 && !strcmp(got, "-1") && !w.left,
+	      "refused twice again, then the stop puts the original back (-1: %s, %d, %llu left)",
+	      got, r, w.left);
+	writer_close(sdir, &j, &w);
 }
 
 int main(void)
@@ -165,8 +234,10 @@ int main(void)
 	}
 	log_level = LOG_LVL_DEBUG;
 	atexit(cleanup);
-	if (!hierarchies_find(&hier) && hier.cpu[0])
+	if (!hierarchies_find(&hier) && hier.cpu[0]) {
 		test_idle_weight(&hier);
+		test_refused_twice(&hier);
+	}
 	if (hierarchies_find(&hier) || !hier.cpuset[0]) {
 		skip_part("no cgroup hierarchy carries cpuset");
 		return test_summary("test_restore");

@@ -478,6 +478,22 @@ static void test_record_written(void **state)
 	assert_int_equal(rmdir(tmp), 0);
 	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.cfs_quota_us", "12500", "6250"), 0);
 	assert_string_equal(e->previous, "12500");
+
+	/*
+	 * Two writes the kernel refused in a row (a v1 parent's quota below a
+	 * child's): the file still holds 12500, which must stay ours.
+	 */
+	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.cfs_quota_us", "12500", "3000"), 0);
+	assert_string_equal(e->written, "3000");
+	assert_string_equal(e->previous, "12500");
+	assert_int_equal(journal_judge(e, "12500"), JOURNAL_RESTORE);
+	journal_init(&back);
+	load_disk(fx, &back);
+	assert_string_equal(back.v[0].previous, "12500");
+	journal_close(&back);
+	/* ... and once that write went through, the next one is on top of it */
+	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.cfs_quota_us", "3000", "1000"), 0);
+	assert_string_equal(e->previous, "3000");
 }
 
 /* A restore puts back only what the file holds from us. */
