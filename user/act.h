@@ -55,6 +55,7 @@ struct enforcer {
 	 * tasks pay for.
 	 */
 	__u64 workload;
+	__u64 adopted;			/* the workload whose new cpusets were looked at */
 	bool rolled[ACT_KIND_NR];
 	__u64 rolled_workload[ACT_KIND_NR];
 	char rolled_what[192];		/* the rollback whose transition is measured next */
@@ -169,6 +170,13 @@ int act_be_cpuset_write(struct enforcer *e, const struct container_table *t, con
  */
 void act_be_cpuset_restore(struct enforcer *e, const struct container_table *t, const char *root,
 			   bool keep_targets);
+/*
+ * v1 cpusets below the BE roots made while a parent held CPUs this daemon
+ * wrote (the runtime copies them into a new cgroup), journaled as its writes
+ * (writer_adopt), so that a widening and the stop give them back. Returns
+ * how many are made but not filled yet: to be looked at again.
+ */
+size_t act_be_cpuset_adopt(struct enforcer *e, const struct container_table *t);
 /* @rel's cpuset.cpus (in the cpuset or unified hierarchy) into @path. */
 int act_cpuset_file(const struct enforcer *e, const char *rel, char *path, size_t len);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "act.h"
 #include "exclusive.h"
+#include "journal.h"
 #include "log.h"
 
 static void measure(struct enforcer *e, const struct window *w, const struct container_table *t,
@@ -159,6 +160,35 @@ int act_be_cpuset_write(struct enforcer *e, const struct container_table *t, con
 	}
 	free(v);
 	return root_r;
+}
+
+size_t act_be_cpuset_adopt(struct enforcer *e, const struct container_table *t)
+{
+	char path[PATH_MAX], parent_path[PATH_MAX], parent[PATH_MAX];
+	const char **v, *slash;
+	size_t i, j, n, pending = 0;
+
+	if (e->h->cpuset_version != 1 || !e->w->journal)
+		return 0;	/* v2: a new cgroup's CPUs are its parent's, not a copy */
+	for (i = 0; i < e->nroots; i++) {
+		if (act_cpuset_file(e, e->roots[i], path, sizeof(path)) ||
+		    !journal_has(e->w->journal, path))
+			continue;	/* nothing of ours to copy from below this root */
+		v = subtree(e, t, e->roots[i], false, &n);	/* parents first */
+		for (j = 1; v && j < n; j++) {
+			slash = strrchr(v[j], '/');
+			if (!slash || (size_t)(slash - v[j]) >= sizeof(parent))
+				continue;
+			memcpy(parent, v[j], slash - v[j]);
+			parent[slash - v[j]] = '\0';
+			if (!act_cpuset_file(e, v[j], path, sizeof(path)) &&
+			    !act_cpuset_file(e, parent, parent_path, sizeof(parent_path)) &&
+			    writer_adopt(e->w, path, parent_path) == -EAGAIN)
+				pending++;
+		}
+		free(v);
+	}
+	return pending;
 }
 
 /*

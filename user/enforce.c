@@ -702,6 +702,9 @@ void enforcer_period(struct enforcer *e, const struct window *w, const struct co
 	if (!e->c->be.enable)
 		return;
 	find_roots(e, t);
+	/* before anything widens: a cpuset made narrowed is widened with its parent */
+	if (e->adopted != e->workload && !act_be_cpuset_adopt(e, t))
+		e->adopted = e->workload;
 	if (e->c->be_wakeup_priority)
 		act_wakeup(e, t);
 	act_suppress(e, w, t);

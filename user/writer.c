@@ -551,6 +551,50 @@ int writer_set_coupled(struct writer *w, const char *path, const char *value, co
 	return err;
 }
 
+int writer_adopt(struct writer *w, const char *path, const char *parent_path)
+{
+	const struct journal_entry *pe;
+	char *cur, *parent;
+	int err;
+
+	if (!w->journal || w->dry_run || journal_has(w->journal, path))
+		return 0;
+	pe = journal_find(w->journal, parent_path);
+	if (!pe || !pe->written || !writer_allowed(w, path))
+		return 0;
+	cur = malloc(2 * JOURNAL_VALUE_MAX);
+	if (!cur)
+		return -ENOMEM;
+	parent = cur + JOURNAL_VALUE_MAX;
+	err = writer_read(w, path, cur, JOURNAL_VALUE_MAX);
+	if (!err)
+		err = writer_read(w, parent_path, parent, JOURNAL_VALUE_MAX);
+	if (err)
+		goto out;
+	if (journal_same(cur, "")) {
+		err = -EAGAIN;
+		goto out;
+	}
+	/* the parent's value must be ours, and the child's a copy of it, not its original */
+	if (!journal_same(parent, pe->written) || !journal_same(cur, parent) ||
+	    journal_same(cur, pe->value))
+		goto out;
+	err = journal_record(w->journal, path, pe->value, cur);
+	if (err) {
+		w->failed++;
+		log_warn("%s: holds %s, copied from %s, and the journal cannot say so (%s): a "
+			 "restore will not widen it", path, cur, parent_path, strerror(-err));
+		goto out;
+	}
+	inode_note(w, path);
+	log_info("%s: made holding %s, this writer's value of %s: journaled with its original %s",
+		 path, cur, parent_path, pe->value);
+	err = 1;
+out:
+	free(cur);
+	return err;
+}
+
 int writer_restore(struct writer *w, const struct journal_entry *e)
 {
 	char *cur;

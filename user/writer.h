@@ -92,6 +92,16 @@ int writer_set_coupled(struct writer *w, const char *path, const char *value, co
  */
 int writer_raw(struct writer *w, const char *path, const char *value);
 /*
+ * @path holds what its parent's @parent_path holds, copied when the cgroup
+ * was made (a v1 cpuset: the runtime copies the parent's CPUs into a new
+ * cgroup): where that is a value this writer set and @path is not journaled
+ * yet, it is this writer's too. Journaled with the parent's original, which
+ * the cgroup would have copied without the write, so a restore widens it as
+ * well. 1 when journaled, 0 when there is nothing of ours to take, -EAGAIN
+ * while the copy is not made yet (empty), or the read's or journal's error.
+ */
+int writer_adopt(struct writer *w, const char *path, const char *parent_path);
+/*
  * Put @e's original back where its file still holds what was written
  * (journal_judge): 0 when restored, or when the original is in place;
  * JOURNAL_LEFT, logged and counted in @left, when another writer set it

@@ -546,6 +546,58 @@ static void exclusive_run(const char *said, const char *what, const char *be_cpu
 }
 
 /*
+ * A BE pod made while BE's cpuset leaves a CPU out copies BE's CPUs (the
+ * runtime fills a new v1 cpuset from its parent's): no write of the
+ * daemon's put them there, yet they are its doing, and the stop must give
+ * the pod all of them back. Before, it kept the narrowed set for its life.
+ */
+static void new_pod_run(void)
+{
+	const char *pod = BE_ROOT "/pod4d3c2b1a-7777-4e4e-8f8f-0123456789ab";
+	char be[2 * PATH_MAX], made[2 * PATH_MAX], path[2 * PATH_MAX + 32], cpus[64], mems[64];
+	char got[64];
+	pid_t task;
+	bool ok;
+
+	start_daemon(NULL);
+	if (!check(wait_cpuset(BE_ROOT, "1", 15000, got, sizeof(got)),
+		   "a new BE pod: BE's cpuset leaves CPU 0 out first (%s)", got)) {
+		show_file(log_path);
+		stop_daemon(SIGTERM);
+		return;
+	}
+	/* as the runtime makes it: the cpu cgroup, then the cpuset one with its parent's values */
+	snprintf(be, sizeof(be), "%s/%s", cpuset_tree(&hier), BE_ROOT);
+	snprintf(made, sizeof(made), "%s/%s", cpuset_tree(&hier), pod);
+	snprintf(path, sizeof(path), "%s/cpuset.cpus", be);
+	read_line(path, cpus, sizeof(cpus));
+	snprintf(path, sizeof(path), "%s/cpuset.mems", be);
+	read_line(path, mems, sizeof(mems));
+	ok = tree_make(&hier, pod) && !mkdir(made, 0755);
+	snprintf(path, sizeof(path), "%s/cpuset.mems", made);
+	write_file(path, mems);
+	snprintf(path, sizeof(path), "%s/cpuset.cpus", made);
+	write_file(path, cpus);
+	/* and its first process: what runs makes the daemon walk at once */
+	task = spawn(&hier, rel(pod), 1, WL_PROBE, 100000);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", made);
+	snprintf(got, sizeof(got), "%d", task);
+	write_file(path, got);
+	check(ok && task > 0, "a BE pod made meanwhile, its process running");
+	ok = check(wait_log("made holding 1", 5000), "the daemon takes the CPUs it holds (%s) for "
+		   "its own doing", cpus);
+	ok &= check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+	ok &= check(wait_cpuset(pod, "0-1", 0, got, sizeof(got)), "the stop gives the new pod CPUs "
+		    "0-1 (%s)", got);
+	if (!ok)
+		show_file(log_path);
+	stop(task);
+	rmdir(made);
+	snprintf(path, sizeof(path), "%s%s", hier.root, rel(pod));
+	rmdir(path);
+}
+
+/*
  * The CPUs other containers hold are never in a BE cpuset (the cpuset
  * policy): those an LSE container is bound to, and those the kubelet's
  * static CPU manager gave a container of its own. Koordinator's cpusuppress
@@ -574,6 +626,7 @@ static void test_exclusive_cpus(void)
 	write_file(path, "0");
 	exclusive_run("CPUs kept from BE cpusets: the static CPU manager's containers' none, bound "
 		      "LSE containers' 0", "an LSE container's binding is found", "1");
+	new_pod_run();
 
 	/* the static CPU manager: CPU 1 a container's own, CPU 0 the shared pool */
 	write_file(path, "0-1");

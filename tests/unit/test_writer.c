@@ -313,6 +313,47 @@ static void test_journal_original(void **state)
 	journal_close(&back);
 }
 
+/*
+ * A cgroup made holding a copy of its parent's value, which this writer
+ * set (a v1 cpuset), is journaled as its own with the parent's original;
+ * nothing else is.
+ */
+static void test_adopt(void **state)
+{
+	struct fixture *fx = *state;
+	char parent[PATH_MAX], child[PATH_MAX];
+	const struct journal_entry *e;
+
+	at(fx, "cg/kubepods/pod1/cpuset.cpus", parent);
+	at(fx, "cg/kubepods/pod1/new/cpuset.cpus", child);
+	mkdir_at(fx, "cg/kubepods/pod1/new");
+	put(fx, "cg/kubepods/pod1/new/cpuset.cpus", "\n");
+	/* the parent not written by this writer: nothing to take */
+	assert_int_equal(writer_adopt(&fx->w, child, parent), 0);
+	assert_int_equal(writer_set(&fx->w, parent, "2-3"), 0);
+	/* made, not filled yet: asked again later */
+	assert_int_equal(writer_adopt(&fx->w, child, parent), -EAGAIN);
+	/* holding the parent's original: not ours */
+	put(fx, "cg/kubepods/pod1/new/cpuset.cpus", "0-7\n");
+	assert_int_equal(writer_adopt(&fx->w, child, parent), 0);
+	/* holding something else than the parent: not a copy */
+	put(fx, "cg/kubepods/pod1/new/cpuset.cpus", "3\n");
+	assert_int_equal(writer_adopt(&fx->w, child, parent), 0);
+	assert_null(journal_find(&fx->j, child));
+	/* a copy of what this writer set */
+	put(fx, "cg/kubepods/pod1/new/cpuset.cpus", "2-3\n");
+	assert_int_equal(writer_adopt(&fx->w, child, parent), 1);
+	e = journal_find(&fx->j, child);
+	assert_non_null(e);
+	assert_string_equal(e->value, "0-7");
+	assert_true(journal_same(e->written, "2-3"));
+	assert_int_equal(writer_adopt(&fx->w, child, parent), 0);	/* once */
+	/* the restore widens both */
+	assert_int_equal(writer_restore_all(&fx->w), 0);
+	assert_string_equal(get(fx, "cg/kubepods/pod1/cpuset.cpus"), "0-7");
+	assert_string_equal(get(fx, "cg/kubepods/pod1/new/cpuset.cpus"), "0-7");
+}
+
 static void test_journal_failure(void **state)
 {
 	struct fixture *fx = *state;
@@ -520,6 +561,7 @@ int main(void)
 		BOTH(test_skip_unchanged),
 		BOTH(test_journal_original),
 		BOTH(test_journal_failure),
+		BOTH(test_adopt),
 		BOTH(test_vanished),
 		BOTH(test_dry_run),
 		BOTH(test_restore_all),
