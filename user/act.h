@@ -149,6 +149,8 @@ int act_restore(struct enforcer *e, const char *path);
 int act_quota_read(struct enforcer *e, const char *rel, long *quota_us);
 /* Set it (-1: none); the file's own period is kept. 0, 1 when unchanged, or -errno. */
 int act_quota_write(struct enforcer *e, const char *rel, long quota_us);
+/* @rel's quota before this daemon first wrote it, as act_quota_read(); -ENOENT when it did not. */
+int act_quota_original(struct enforcer *e, const char *rel, long *quota_us);
 /* The quota file of @rel: the one a rollback or release restores. */
 int act_quota_path(const struct enforcer *e, const char *rel, char *path, size_t len);
 /* Is @path @root or below it (paths relative to the hierarchies)? */

@@ -57,40 +57,6 @@ static bool holds_work(const struct container_table *t, const char *root)
 	return false;
 }
 
-/*
- * One allowance for all BE: split evenly between the roots that hold work
- * (besteffort and a YARN tree each got the whole of it, twice the budget).
- */
-static void by_quota(struct enforcer *e, const struct container_table *t, double allowed)
-{
-	long cur, next, sum = 0;
-	size_t i, busy = 0;
-	int r;
-
-	for (i = 0; i < e->nroots; i++)
-		busy += holds_work(t, e->roots[i]);
-	allowed /= busy > 1 ? busy : 1;
-	for (i = 0; i < e->nroots; i++) {
-		if (act_quota_read(e, e->roots[i], &cur))
-			continue;
-		next = suppress_next_quota(cur, allowed, e->capacity);
-		if (next != cur && !e->suppressing && !act_can_start(e, ACT_SUPPRESS))
-			return;		/* another action is being measured: next period */
-		r = next == cur ? 0 : act_quota_write(e, e->roots[i], next);
-		if (r < 0)
-			next = cur;
-		if (next >= 0)
-			sum += next;
-		if (r < 0 || next == cur || e->suppressing)
-			continue;
-		e->suppressing = true;
-		act_begin(e, ACT_SUPPRESS, 0, "BE quota %.2f cores on %s%s",
-			  next / (double)CFS_PERIOD_US, e->roots[i],
-			  busy > 1 ? " (the allowance split between the BE roots)" : "");
-	}
-	e->st.be_quota_us = e->suppressing ? sum : -1;
-}
-
 int act_cpuset_file(const struct enforcer *e, const char *rel, char *path, size_t len)
 {
 	const char *mount = e->h->cpuset_version == 2 ? e->h->unified : e->h->cpuset;
@@ -110,13 +76,13 @@ static int cmp_depth(const void *a, const void *b)
 	return dx - dy;
 }
 
-/* Is @rel a culprit whose own cpuset the targeted action keeps? */
-static bool targeted(const struct enforcer *e, const char *rel)
+/* Is @rel a culprit whose own cpuset (@quota: quota) the targeted action keeps? */
+static bool targeted(const struct enforcer *e, const char *rel, bool quota)
 {
 	size_t i;
 
 	for (i = 0; i < e->ntg; i++)
-		if (e->tg[i].cpuset_on && !strcmp(e->tg[i].path, rel))
+		if ((quota ? e->tg[i].quota_on : e->tg[i].cpuset_on) && !strcmp(e->tg[i].path, rel))
 			return true;
 	return false;
 }
@@ -134,7 +100,7 @@ static const char **subtree(const struct enforcer *e, const struct container_tab
 	v[(*n)++] = root;
 	for (i = 0; i < t->n; i++)
 		if (!strncmp(t->v[i].path, root, len) && t->v[i].path[len] == '/' &&
-		    !(keep_targets && targeted(e, t->v[i].path)))
+		    !(keep_targets && targeted(e, t->v[i].path, false)))
 			v[(*n)++] = t->v[i].path;
 	qsort(v, *n, sizeof(*v), cmp_depth);
 	return v;
@@ -189,6 +155,97 @@ size_t act_be_cpuset_adopt(struct enforcer *e, const struct container_table *t)
 		free(v);
 	}
 	return pending;
+}
+
+/*
+ * v1 refuses a parent's quota below a child's (EINVAL): a batch pod's limit
+ * under BE's root held suppression off. Those below @root holding more than
+ * @quota are cut to it, deepest first. Returns how many.
+ */
+static size_t cut_below(struct enforcer *e, const struct container_table *t, const char *root,
+			long quota)
+{
+	size_t j, n, cut = 0;
+	const char **v;
+	long q;
+
+	if (e->h->cpu_version != 1)
+		return 0;
+	v = subtree(e, t, root, false, &n);
+	for (j = n; v && j-- > 1;)
+		if (!act_quota_read(e, v[j], &q) && q > quota && act_quota_write(e, v[j], quota) >= 0)
+			cut++;
+	free(v);
+	if (cut)
+		log_info("BE quota %.2f cores on %s: %zu cgroup(s) below it held more, cut to it "
+			 "first (v1 refuses a parent's quota below a child's)",
+			 quota / (double)CFS_PERIOD_US, root, cut);
+	return cut;
+}
+
+/*
+ * BE's quota on @root is now @quota (-1: none): what was cut below it gets
+ * its own back where that fits, else as much as fits; parents first. Not a
+ * culprit's quota, which the targeted action keeps.
+ */
+static void uncut_below(struct enforcer *e, const struct container_table *t, const char *root,
+			long quota)
+{
+	char path[PATH_MAX];
+	const char **v;
+	size_t j, n;
+	long orig;
+
+	v = subtree(e, t, root, false, &n);
+	for (j = 1; v && j < n; j++) {
+		if (targeted(e, v[j], true) || act_quota_original(e, v[j], &orig))
+			continue;
+		if (quota < 0 || orig < 0 || orig <= quota) {	/* none fits any parent */
+			if (!act_quota_path(e, v[j], path, sizeof(path)))
+				act_restore(e, path);
+		} else {
+			act_quota_write(e, v[j], quota);
+		}
+	}
+	free(v);
+}
+
+/*
+ * One allowance for all BE: split evenly between the roots that hold work
+ * (besteffort and a YARN tree each got the whole of it, twice the budget).
+ */
+static void by_quota(struct enforcer *e, const struct container_table *t, double allowed)
+{
+	long cur, next, sum = 0;
+	size_t i, busy = 0;
+	int r;
+
+	for (i = 0; i < e->nroots; i++)
+		busy += holds_work(t, e->roots[i]);
+	allowed /= busy > 1 ? busy : 1;
+	for (i = 0; i < e->nroots; i++) {
+		if (act_quota_read(e, e->roots[i], &cur))
+			continue;
+		next = suppress_next_quota(cur, allowed, e->capacity);
+		if (next != cur && !e->suppressing && !act_can_start(e, ACT_SUPPRESS))
+			return;		/* another action is being measured: next period */
+		r = next == cur ? 0 : act_quota_write(e, e->roots[i], next);
+		if (r == -EINVAL && next >= 0 && cut_below(e, t, e->roots[i], next))
+			r = act_quota_write(e, e->roots[i], next);
+		if (r < 0)
+			next = cur;
+		else if (cur >= 0 && (next < 0 || next > cur))
+			uncut_below(e, t, e->roots[i], next);
+		if (next >= 0)
+			sum += next;
+		if (r < 0 || next == cur || e->suppressing)
+			continue;
+		e->suppressing = true;
+		act_begin(e, ACT_SUPPRESS, 0, "BE quota %.2f cores on %s%s",
+			  next / (double)CFS_PERIOD_US, e->roots[i],
+			  busy > 1 ? " (the allowance split between the BE roots)" : "");
+	}
+	e->st.be_quota_us = e->suppressing ? sum : -1;
 }
 
 /*
@@ -333,10 +390,13 @@ void act_suppress_rollback(struct enforcer *e, const struct container_table *t)
 {
 	char path[PATH_MAX];
 	size_t i;
+	long q;
 
 	for (i = 0; i < e->nroots; i++) {
 		if (!act_quota_path(e, e->roots[i], path, sizeof(path)))
 			act_restore(e, path);
+		if (!act_quota_read(e, e->roots[i], &q))
+			uncut_below(e, t, e->roots[i], q);
 		act_be_cpuset_restore(e, t, e->roots[i], false);
 	}
 	e->keepoff.on = false;	/* the cpusets are the originals again */

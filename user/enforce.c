@@ -174,6 +174,28 @@ int act_quota_read(struct enforcer *e, const char *rel, long *quota_us)
 	return 0;
 }
 
+int act_quota_original(struct enforcer *e, const char *rel, long *quota_us)
+{
+	char path[PATH_MAX];
+	const char *orig;
+	long q, period;
+	int err;
+
+	err = act_quota_path(e, rel, path, sizeof(path));
+	if (err)
+		return err;
+	orig = e->w->journal ? journal_original(e->w->journal, path) : NULL;
+	if (!orig)
+		return -ENOENT;
+	err = quota_parse(orig, e->h->cpu_version == 2, &q, &period);
+	if (err)
+		return err;
+	if (e->h->cpu_version != 2)
+		period = v1_period(e, rel);
+	*quota_us = q < 0 ? -1 : q * CFS_PERIOD_US / period;
+	return 0;
+}
+
 int act_quota_write(struct enforcer *e, const char *rel, long quota_us)
 {
 	char path[PATH_MAX], val[64];

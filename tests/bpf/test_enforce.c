@@ -307,6 +307,48 @@ static void test_rollback(void)
  * then holds the probe back far longer (at shares 2 its p99.9 hold was 65 us,
  * at 2048 3812 us). Judged worse and left as it is, at the stop too.
  */
+/*
+ * A BE container with a limit of its own (a batch pod's quota, 2 cores): v1
+ * refuses BE's root a quota below it (EINVAL), so the cfsQuota policy never
+ * acted. The container is cut to BE's quota first, and the stop gives both
+ * back.
+ */
+static void test_quota_under_limit(void)
+{
+	char *before, *after, root_q[64], ctr_q[64];
+	bool ok;
+
+	if (hier.version != 1) {
+		/* a kernel fact: v2 takes a parent's quota below a child's */
+		printf("# cgroup v2: no quota refused below a child's, nothing to cut\n");
+		return;
+	}
+	if (!check(!cgroup_write(&hier, rel(BE_CTR), "cpu.cfs_quota_us", "200000"),
+		   "a BE container limited to 2 cores"))
+		return;
+	before = cgroup_snapshot(&hier);
+	write_config("\"cpuSuppressPolicy\": \"cfsQuota\", \"cpuSuppressThresholdPercent\": 1, "
+		     "\"cpuSuppressMinPercent\": 12",
+		     "\"beWakeupPriority\": false, \"throttle\": {\"enable\": false}, "
+		     "\"eviction\": {\"enable\": false}, \"effect\": {\"worsePercent\": 100000}");
+	start_daemon(NULL);
+	ok = check(wait_log("action: BE quota", 10000), "... BE's root still gets a quota");
+	ok &= check(log_has("cut to it first"), "... the container cut to it first (logged)");
+	cgroup_read(&hier, rel(BE_ROOT), "cpu.cfs_quota_us", root_q, sizeof(root_q));
+	cgroup_read(&hier, rel(BE_CTR), "cpu.cfs_quota_us", ctr_q, sizeof(ctr_q));
+	ok &= check(atol(root_q) > 0 && atol(ctr_q) > 0 && atol(ctr_q) <= atol(root_q),
+		    "... within it (root %ld, container %ld)", atol(root_q), atol(ctr_q));
+	if (!ok)
+		show_file(log_path);
+	check(stop_daemon(SIGTERM) == 0, "stops cleanly");
+	after = cgroup_snapshot(&hier);
+	check(before && after && !strcmp(before, after), "SIGTERM gives both back (the container "
+	      "its 2 cores)");
+	free(before);
+	free(after);
+	cgroup_write(&hier, rel(BE_CTR), "cpu.cfs_quota_us", "-1");
+}
+
 static void test_advise(void)
 {
 	char body[1 << 16], *before, *after;
@@ -937,6 +979,7 @@ int main(void)
 	stop(probe);
 	probe = pod_spawn(LS_CTR, 0, WL_PROBE, 1000);
 	test_rollback();
+	test_quota_under_limit();
 	test_advise();
 	stop(probe);
 	probe = pod_spawn(LS_CTR, 0, WL_SERVER, 1000);
