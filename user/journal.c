@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The journal of original cgroup values. Every change rewrites the whole file
- * through journal.tmp, so a crash at any point leaves either the old or the
- * new journal, never a torn one.
+ * The journal of original cgroup values. A change appends a line and
+ * fdatasyncs it; the whole file is rewritten through journal.tmp (a crash
+ * leaves the old or the new one, never a torn one) once the lines appended
+ * outnumber the entries, or an append failed. A hash index on the path keeps a lookup O(1)
+ * at 10,000 entries (the period asks for every BE pod).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +22,15 @@
 
 #define JOURNAL_FILE	"journal"
 #define JOURNAL_TMP	"journal.tmp"
-#define JOURNAL_VERSION	2
-/* Still loaded: it did not say what was written. */
+#define JOURNAL_VERSION	3
+#define JOURNAL_HEADER	"{\"version\":3}\n"
+/* Still loaded: one JSON document, rewritten whole at each change. */
+#define JOURNAL_VERSION_DOC 2
+/* Still loaded: a document that did not say what was written. */
 #define JOURNAL_VERSION_NO_WRITTEN 1
+/* Lines appended beyond the entries' count before the file is written whole. */
+#define APPEND_SLACK	32
+#define NO_SKIP		SIZE_MAX
 /* Far above any real journal (a few thousand cgroup files): refuse a runaway file. */
 #define JOURNAL_SIZE_MAX (64u << 20)
 #define RESTORE_PASSES	4
@@ -30,6 +39,7 @@ void journal_init(struct journal *j)
 {
 	memset(j, 0, sizeof(*j));
 	j->dirfd = -1;
+	j->fd = -1;
 }
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -86,15 +96,97 @@ static const char *bad_value(const char *value, size_t len)
 	return NULL;
 }
 
+/* FNV-1a: paths differ in their pod and container ids, anywhere in the string. */
+static size_t path_hash(const char *path)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+		h = (h ^ *c) * 1099511628211ull;
+	return (size_t)h;
+}
+
+/* The index slot that holds entry @i, or the free slot where @path's chain ends. */
+static size_t index_slot(const struct journal *j, const char *path, size_t *i)
+{
+	size_t mask = j->index_cap - 1, s = path_hash(path) & mask;
+
+	for (; j->index[s]; s = (s + 1) & mask) {
+		*i = j->index[s] - 1;
+		if (!strcmp(j->v[*i].path, path))
+			return s;
+	}
+	*i = j->n;
+	return s;
+}
+
 /* Index of @path's entry, or j->n. */
 static size_t find(const struct journal *j, const char *path)
 {
-	size_t i;
+	size_t i = j->n;
 
-	for (i = 0; i < j->n; i++)
-		if (!strcmp(j->v[i].path, path))
-			break;
+	if (j->index_cap)
+		index_slot(j, path, &i);
 	return i;
+}
+
+/* Index every entry again (after entries moved); the table is large enough. */
+static void index_refill(struct journal *j)
+{
+	size_t i, s;
+
+	if (!j->index_cap)
+		return;
+	memset(j->index, 0, j->index_cap * sizeof(*j->index));
+	for (i = 0; i < j->n; i++) {
+		s = index_slot(j, j->v[i].path, &(size_t){ 0 });
+		j->index[s] = i + 1;
+	}
+}
+
+/* Room in the index for one entry more: at most half full. */
+static int index_reserve(struct journal *j)
+{
+	size_t cap = j->index_cap ? j->index_cap : 64;
+	size_t *t;
+
+	while (cap < 2 * (j->n + 1))
+		cap *= 2;
+	if (cap == j->index_cap)
+		return 0;
+	t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	free(j->index);
+	j->index = t;
+	j->index_cap = cap;
+	index_refill(j);
+	return 0;
+}
+
+/*
+ * Take entry @i out of the index (linear probing: the entries after it in
+ * its run move back where their probe finds them) and renumber those after
+ * it, which move down one in v.
+ */
+static void index_drop(struct journal *j, size_t i)
+{
+	size_t mask = j->index_cap - 1, hole, s, home, k;
+
+	hole = index_slot(j, j->v[i].path, &k);
+	j->index[hole] = 0;
+	for (s = (hole + 1) & mask; j->index[s]; s = (s + 1) & mask) {
+		home = path_hash(j->v[j->index[s] - 1].path) & mask;
+		/* it may fill the hole unless its home lies cyclically in (hole, s] */
+		if (((s - home) & mask) >= ((s - hole) & mask)) {
+			j->index[hole] = j->index[s];
+			j->index[s] = 0;
+			hole = s;
+		}
+	}
+	for (s = 0; s < j->index_cap; s++)
+		if (j->index[s] > i + 1)
+			j->index[s]--;
 }
 
 const struct journal_entry *journal_find(const struct journal *j, const char *path)
@@ -161,8 +253,10 @@ static void entries_free(struct journal *j)
 	for (size_t i = 0; i < j->n; i++)
 		entry_free(&j->v[i]);
 	free(j->v);
+	free(j->index);
 	j->v = NULL;
-	j->n = j->cap = 0;
+	j->index = NULL;
+	j->n = j->cap = j->index_cap = 0;
 }
 
 /* Append copies of the fields given (no durability: the caller saves). */
@@ -172,6 +266,8 @@ static int entry_push(struct journal *j, const char *path, const char *value, co
 	struct journal_entry *e;
 	bool fail = false;
 
+	if (index_reserve(j))
+		return -ENOMEM;
 	if (j->n == j->cap) {
 		size_t cap = j->cap ? j->cap * 2 : 16;
 		struct journal_entry *v = realloc(j->v, cap * sizeof(*v));
@@ -190,43 +286,79 @@ static int entry_push(struct journal *j, const char *path, const char *value, co
 		entry_free(e);
 		return -ENOMEM;
 	}
+	j->index[index_slot(j, path, &(size_t){ 0 })] = j->n + 1;
 	j->n++;
 	return 0;
 }
 
-/* The JSON text of the entries; caller frees. */
-static char *journal_text(const struct journal *j)
+/* Remove entry @i, keeping the order of the others. */
+static void entry_remove(struct journal *j, size_t i)
 {
-	json_object *root = json_object_new_object();
-	json_object *arr = json_object_new_array();
-	char *text = NULL;
+	index_drop(j, i);
+	entry_free(&j->v[i]);
+	memmove(&j->v[i], &j->v[i + 1], (j->n - i - 1) * sizeof(*j->v));
+	j->n--;
+}
 
-	if (!root || !arr ||
-	    json_object_object_add(root, "version", json_object_new_int(JOURNAL_VERSION)) ||
-	    json_object_object_add(root, "entries", arr)) {
-		json_object_put(arr);
-		goto out;
-	}
-	/* @arr belongs to @root now */
-	for (size_t i = 0; i < j->n; i++) {
-		json_object *e = json_object_new_object();
+/* A line (without its newline) of @obj, which it takes; NULL when out of memory. */
+static char *line_of(json_object *obj)
+{
+	char *line = NULL;
 
-		if (!e || json_object_array_add(arr, e)) {
-			json_object_put(e);
-			goto out;
-		}
-		json_object_object_add(e, "path", json_object_new_string(j->v[i].path));
-		json_object_object_add(e, "value", json_object_new_string(j->v[i].value));
-		if (j->v[i].written)
-			json_object_object_add(e, "written", json_object_new_string(j->v[i].written));
-		if (j->v[i].previous)
-			json_object_object_add(e, "previous",
-					       json_object_new_string(j->v[i].previous));
+	if (obj)
+		line = strdup(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
+							      JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(obj);
+	return line;
+}
+
+/* @e's whole state as a line; caller frees. */
+static char *entry_line(const struct journal_entry *e)
+{
+	json_object *o = json_object_new_object();
+
+	if (o) {
+		json_object_object_add(o, "path", json_object_new_string(e->path));
+		json_object_object_add(o, "value", json_object_new_string(e->value));
+		if (e->written)
+			json_object_object_add(o, "written", json_object_new_string(e->written));
+		if (e->previous)
+			json_object_object_add(o, "previous", json_object_new_string(e->previous));
 	}
-	text = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
-							 JSON_C_TO_STRING_NOSLASHESCAPE));
-out:
-	json_object_put(root);
+	return line_of(o);
+}
+
+static char *forget_line(const char *path)
+{
+	json_object *o = json_object_new_object();
+
+	if (o)
+		json_object_object_add(o, "forget", json_object_new_string(path));
+	return line_of(o);
+}
+
+/* The journal written whole: the header and a line per entry but @skip; caller frees. */
+static char *journal_text(const struct journal *j, size_t skip)
+{
+	char *text = NULL, *line;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	bool ok;
+
+	if (!f)
+		return NULL;
+	ok = fputs(JOURNAL_HEADER, f) >= 0;
+	for (size_t i = 0; ok && i < j->n; i++) {
+		if (i == skip)
+			continue;
+		line = entry_line(&j->v[i]);
+		ok = line && fputs(line, f) >= 0 && fputc('\n', f) != EOF;
+		free(line);
+	}
+	if (fclose(f) || !ok) {
+		free(text);
+		return NULL;
+	}
 	return text;
 }
 
@@ -264,25 +396,40 @@ static int write_tmp(int dirfd, const char *text)
 	return err;
 }
 
+/* The entries a write of the journal without entry @skip holds. */
+static size_t entries_but(const struct journal *j, size_t skip)
+{
+	return j->n - (skip < j->n);
+}
+
+static void close_append(struct journal *j)
+{
+	if (j->fd >= 0)
+		close(j->fd);
+	j->fd = -1;
+}
+
 /*
- * Make the in-memory entries the journal on disk: tmp file, fsync, rename,
- * fsync of the dir (the rename is durable only then). No entries: no file,
- * as after a clean stop (an empty file left by a crash once made every
- * later start fail: the journal "exists").
+ * Make the in-memory entries but @skip the journal on disk, written whole:
+ * tmp file, fsync, rename, fsync of the dir (the rename is durable only
+ * then); then open it for the next appends. No entries: no file, as after
+ * a clean stop (an empty file left by a crash once made every later start
+ * fail: the journal "exists").
  */
-static int journal_save(struct journal *j)
+static int save_whole(struct journal *j, size_t skip)
 {
 	char *text;
 	int err;
 
 	if (j->dirfd < 0)
 		return -EBADF;
-	if (!j->n) {
+	close_append(j);	/* from here on, what fails leaves the next change to write whole */
+	if (!entries_but(j, skip)) {
 		if (unlinkat(j->dirfd, JOURNAL_FILE, 0) && errno != ENOENT)
 			return -errno;
 		return fsync(j->dirfd) ? -errno : 0;
 	}
-	text = journal_text(j);
+	text = journal_text(j, skip);
 	if (!text)
 		return -ENOMEM;
 	err = write_tmp(j->dirfd, text);
@@ -296,7 +443,62 @@ static int journal_save(struct journal *j)
 	/* the new journal is in place: a failed dir fsync still is a failure to report */
 	if (fsync(j->dirfd))
 		return -errno;
+	j->fd = openat(j->dirfd, JOURNAL_FILE, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	j->appended = 0;
 	return 0;
+}
+
+/*
+ * Append @line and make it durable. -ESTALE, nothing written, when the file
+ * open is no longer the journal (removed or replaced under us: appends would
+ * go nowhere). On a failure the part written is cut off, and the file closed:
+ * after a failed fdatasync the page cache cannot be trusted to hold it.
+ */
+static int append_line(struct journal *j, const char *line)
+{
+	size_t len = strlen(line);
+	struct stat st, named;
+	char *buf;
+	int err;
+
+	if (fstat(j->fd, &st) || fstatat(j->dirfd, JOURNAL_FILE, &named, AT_SYMLINK_NOFOLLOW) ||
+	    st.st_ino != named.st_ino || st.st_dev != named.st_dev)
+		return -ESTALE;
+	buf = malloc(len + 1);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, line, len);
+	buf[len] = '\n';
+	err = write_all(j->fd, buf, len + 1);
+	free(buf);
+	if (!err && fdatasync(j->fd))
+		err = -errno;
+	if (err) {
+		if (ftruncate(j->fd, st.st_size))
+			log_warn("journal: %s: cannot cut a failed append: %s", j->dir, strerror(errno));
+		close_append(j);
+		return err;
+	}
+	j->appended++;
+	return 0;
+}
+
+/*
+ * Make durable the change just made in memory: @line appended, or, when the
+ * file is not open, the appends outnumber the entries (the file is about
+ * half history) or no entry would be left, the journal written whole
+ * without entry @skip (a forgotten one). Amortized, a change writes O(1)
+ * lines.
+ */
+static int commit(struct journal *j, const char *line, size_t skip)
+{
+	if (j->fd >= 0 && j->appended < j->n + APPEND_SLACK && entries_but(j, skip)) {
+		int err = append_line(j, line);
+
+		if (err != -ESTALE)
+			return err;
+	}
+	return save_whole(j, skip);
 }
 
 /*
@@ -312,6 +514,7 @@ static int record_next(struct journal *j, struct journal_entry *e, const char *c
 	char *written = strdup(next), *old_written = e->written, *old_previous = e->previous;
 	bool last_failed = e->previous && e->written && !journal_same(cur, e->written) &&
 			   journal_same(cur, e->previous);
+	char *line;
 	int err;
 
 	if (!written)
@@ -319,7 +522,9 @@ static int record_next(struct journal *j, struct journal_entry *e, const char *c
 	if (!last_failed)
 		e->previous = e->written;
 	e->written = written;
-	err = journal_save(j);
+	line = entry_line(e);
+	err = line ? commit(j, line, NO_SKIP) : -ENOMEM;
+	free(line);
 	if (err) {
 		/* as for a new entry: the caller will not write */
 		e->written = old_written;
@@ -335,6 +540,7 @@ int journal_record(struct journal *j, const char *path, const char *cur, const c
 {
 	size_t i = find(j, path);
 	const char *why;
+	char *line;
 	int err;
 
 	why = bad_path(path, strlen(path));
@@ -355,15 +561,15 @@ int journal_record(struct journal *j, const char *path, const char *cur, const c
 	err = entry_push(j, path, cur, next, NULL);
 	if (err)
 		return err;
-	err = journal_save(j);
-	if (err) {
-		j->n--;
-		entry_free(&j->v[j->n]);
-		/*
-		 * A failed dir fsync leaves the new journal in place: drop it
-		 * in memory anyway, the caller will not change the file.
-		 */
-	}
+	line = entry_line(&j->v[j->n - 1]);
+	err = line ? commit(j, line, NO_SKIP) : -ENOMEM;
+	free(line);
+	/*
+	 * A failed dir fsync leaves the new journal in place: drop the entry
+	 * in memory anyway, the caller will not change the file.
+	 */
+	if (err)
+		entry_remove(j, j->n - 1);
 	return err;
 }
 
@@ -395,7 +601,7 @@ static int keep_only(struct journal *j, bool (*keep)(const struct journal_entry 
 	if (k < n) {
 		j->v = v;
 		j->n = k;
-		err = journal_save(j);
+		err = save_whole(j, NO_SKIP);
 	}
 	if (k == n || err) {
 		j->v = old;
@@ -410,19 +616,24 @@ static int keep_only(struct journal *j, bool (*keep)(const struct journal_entry 
 	free(old);
 	free(kept);
 	j->cap = n;
+	index_refill(j);
 	return (int)(n - k);
-}
-
-static bool not_path(const struct journal_entry *e, void *path)
-{
-	return strcmp(e->path, path);
 }
 
 int journal_forget(struct journal *j, const char *path)
 {
-	int r = keep_only(j, not_path, (void *)path);
+	size_t i = find(j, path);
+	char *line;
+	int err;
 
-	return r < 0 ? r : 0;
+	if (i == j->n)
+		return 0;
+	line = forget_line(path);
+	err = line ? commit(j, line, i) : -ENOMEM;
+	free(line);
+	if (!err)
+		entry_remove(j, i);
+	return err;
 }
 
 /* A file in a removed cgroup reads ENOENT; ENODEV on a v1 cgroup being removed. */
@@ -550,16 +761,23 @@ void journal_close(struct journal *j)
 {
 	entries_free(j);
 	free(j->dir);
+	close_append(j);
 	if (j->dirfd >= 0)
 		close(j->dirfd);
 	journal_init(j);
 }
 
+/* An entry's fields as parsed (pointing into the JSON objects). */
+struct entry_fields {
+	const char *path, *value, *written, *previous;
+};
+
 /*
- * Entry @i's value string @key into *@out (NULL when absent and not
- * @required); -EBADMSG with the reason otherwise.
+ * The value string @key of the entry at @where ("entry 3", "line 4") into
+ * *@out (NULL when absent and not @required); -EBADMSG with the reason
+ * otherwise.
  */
-static int entry_value(json_object *e, const char *key, bool required, size_t i,
+static int entry_value(json_object *e, const char *key, bool required, const char *where,
 		       const char **out, char *err, size_t errlen)
 {
 	json_object *v = NULL;
@@ -570,54 +788,69 @@ static int entry_value(json_object *e, const char *key, bool required, size_t i,
 	if (!has && !required)
 		return 0;
 	if (!json_object_is_type(v, json_type_string)) {
-		seterr(err, errlen, "entry %zu: %s: %s", i, key, has ? "not a string" : "missing");
+		seterr(err, errlen, "%s: %s: %s", where, key, has ? "not a string" : "missing");
 		return -EBADMSG;
 	}
 	*out = json_object_get_string(v);
-	why = !strcmp(key, "path") ? bad_path(*out, (size_t)json_object_get_string_len(v)) :
-				     bad_value(*out, (size_t)json_object_get_string_len(v));
+	why = !strcmp(key, "path") || !strcmp(key, "forget") ?
+		      bad_path(*out, (size_t)json_object_get_string_len(v)) :
+		      bad_value(*out, (size_t)json_object_get_string_len(v));
 	if (why) {
-		seterr(err, errlen, "entry %zu: %s: %s", i, key, why);
+		seterr(err, errlen, "%s: %s: %s", where, key, why);
 		return -EBADMSG;
 	}
 	return 0;
 }
 
-/* Check one entry object of a journal of @version and add it (unless its path came earlier). */
-static int parse_entry(struct journal *j, json_object *e, size_t i, int64_t version, char *err,
-		       size_t errlen)
+/*
+ * Check the entry object at @where: its keys, "written" there when
+ * @written (absent in version 1, where "previous" is unknown too).
+ */
+static int check_entry(json_object *e, const char *where, bool written, struct entry_fields *f,
+		       char *err, size_t errlen)
 {
-	bool written = version != JOURNAL_VERSION_NO_WRITTEN;
-	const char *path, *value, *last, *previous;
 	int ret;
 
 	if (!json_object_is_type(e, json_type_object)) {
-		seterr(err, errlen, "entry %zu: not an object", i);
+		seterr(err, errlen, "%s: not an object", where);
 		return -EBADMSG;
 	}
 	json_object_object_foreach(e, key, val) {
 		(void)val;
 		if (strcmp(key, "path") && strcmp(key, "value") &&
 		    (!written || (strcmp(key, "written") && strcmp(key, "previous")))) {
-			seterr(err, errlen, "entry %zu: unknown key \"%.32s\"", i, key);
+			seterr(err, errlen, "%s: unknown key \"%.32s\"", where, key);
 			return -EBADMSG;
 		}
 	}
-	ret = entry_value(e, "path", true, i, &path, err, errlen);
+	ret = entry_value(e, "path", true, where, &f->path, err, errlen);
 	if (!ret)
-		ret = entry_value(e, "value", true, i, &value, err, errlen);
+		ret = entry_value(e, "value", true, where, &f->value, err, errlen);
 	if (!ret)
-		ret = entry_value(e, "written", written, i, &last, err, errlen);
+		ret = entry_value(e, "written", written, where, &f->written, err, errlen);
 	if (!ret)
-		ret = entry_value(e, "previous", false, i, &previous, err, errlen);
-	if (ret)
-		return ret;
-	if (journal_has(j, path))
-		return 0;	/* keep the first: it is the original */
-	return entry_push(j, path, value, last, previous);
+		ret = entry_value(e, "previous", false, where, &f->previous, err, errlen);
+	return ret;
 }
 
-/* Check the document's shape and add its entries to @j. */
+/* Check entry @i of a version 1 or 2 document and add it (unless its path came earlier). */
+static int parse_doc_entry(struct journal *j, json_object *e, size_t i, int64_t version,
+			   char *err, size_t errlen)
+{
+	struct entry_fields f;
+	char where[32];
+	int ret;
+
+	snprintf(where, sizeof(where), "entry %zu", i);
+	ret = check_entry(e, where, version != JOURNAL_VERSION_NO_WRITTEN, &f, err, errlen);
+	if (ret)
+		return ret;
+	if (journal_has(j, f.path))
+		return 0;	/* keep the first: it is the original */
+	return entry_push(j, f.path, f.value, f.written, f.previous);
+}
+
+/* Check a version 1 or 2 document's shape and add its entries to @j. */
 static int parse_doc(struct journal *j, json_object *doc, char *err, size_t errlen)
 {
 	json_object *version, *entries;
@@ -631,10 +864,10 @@ static int parse_doc(struct journal *j, json_object *doc, char *err, size_t errl
 	}
 	if (!json_object_object_get_ex(doc, "version", &version) ||
 	    !json_object_is_type(version, json_type_int) ||
-	    ((v = json_object_get_int64(version)) != JOURNAL_VERSION &&
+	    ((v = json_object_get_int64(version)) != JOURNAL_VERSION_DOC &&
 	     v != JOURNAL_VERSION_NO_WRITTEN)) {
-		seterr(err, errlen, "version: want %d or %d", JOURNAL_VERSION,
-		       JOURNAL_VERSION_NO_WRITTEN);
+		seterr(err, errlen, "version: want %d or %d (or %d lines)", JOURNAL_VERSION_DOC,
+		       JOURNAL_VERSION_NO_WRITTEN, JOURNAL_VERSION);
 		return -EBADMSG;
 	}
 	if (!json_object_object_get_ex(doc, "entries", &entries) ||
@@ -644,7 +877,7 @@ static int parse_doc(struct journal *j, json_object *doc, char *err, size_t errl
 	}
 	n = json_object_array_length(entries);
 	for (size_t i = 0; i < n; i++) {
-		ret = parse_entry(j, json_object_array_get_idx(entries, i), i, v, err, errlen);
+		ret = parse_doc_entry(j, json_object_array_get_idx(entries, i), i, v, err, errlen);
 		if (ret)
 			return ret;
 	}
@@ -660,11 +893,142 @@ static bool all_space(const char *s, size_t len)
 	return true;
 }
 
+/*
+ * Parse @text[0..len), which must be one JSON value and nothing else, into
+ * *@out; the reason of a failure (after @where, when not empty) in @err.
+ */
+static int parse_json(const char *text, size_t len, const char *where, json_object **out,
+		      char *err, size_t errlen)
+{
+	struct json_tokener *tok = json_tokener_new();
+	enum json_tokener_error jerr;
+	const char *sep = *where ? ": " : "";
+	size_t end;
+	int ret = -EBADMSG;
+
+	*out = NULL;
+	if (!tok)
+		return -ENOMEM;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	*out = json_tokener_parse_ex(tok, text, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	if (jerr == json_tokener_continue)
+		seterr(err, errlen, "%s%struncated", where, sep);
+	else if (jerr != json_tokener_success)
+		seterr(err, errlen, "%s%soffset %zu: %s", where, sep, end,
+		       json_tokener_error_desc(jerr));
+	else if (!all_space(text + end, len - end))	/* strict mode does it since 0.16 */
+		seterr(err, errlen, "%s%soffset %zu: text after the document", where, sep, end);
+	else
+		ret = 0;
+	json_tokener_free(tok);
+	if (ret) {
+		json_object_put(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+/* Apply the "forget" line @o at @where: the path must be journaled. */
+static int parse_forget(struct journal *j, json_object *o, const char *where, char *err,
+			size_t errlen)
+{
+	const char *path;
+	size_t i;
+	int ret;
+
+	if (json_object_object_length(o) != 1) {
+		seterr(err, errlen, "%s: a forget has no other key", where);
+		return -EBADMSG;
+	}
+	ret = entry_value(o, "forget", true, where, &path, err, errlen);
+	if (ret)
+		return ret;
+	i = find(j, path);
+	if (i == j->n) {
+		seterr(err, errlen, "%s: forget: not journaled", where);
+		return -EBADMSG;
+	}
+	entry_remove(j, i);
+	return 0;
+}
+
+/* Apply the entry line @o at @where: a new entry, or an entry's next state. */
+static int parse_state(struct journal *j, json_object *o, const char *where, char *err,
+		       size_t errlen)
+{
+	struct journal_entry *e;
+	struct entry_fields f;
+	char *written, *previous = NULL;
+	size_t i;
+	int ret;
+
+	ret = check_entry(o, where, true, &f, err, errlen);
+	if (ret)
+		return ret;
+	i = find(j, f.path);
+	if (i == j->n)
+		return entry_push(j, f.path, f.value, f.written, f.previous);
+	e = &j->v[i];
+	if (strcmp(e->value, f.value)) {
+		seterr(err, errlen, "%s: value: not the original journaled before", where);
+		return -EBADMSG;
+	}
+	written = strdup(f.written);
+	if (f.previous)
+		previous = strdup(f.previous);
+	if (!written || (f.previous && !previous)) {
+		free(written);
+		free(previous);
+		return -ENOMEM;
+	}
+	free(e->written);
+	free(e->previous);
+	e->written = written;
+	e->previous = previous;
+	return 0;
+}
+
+/*
+ * Version 3: the header, then a line per change. A last line without its
+ * newline is an append a crash cut: ignored (its caller wrote nothing).
+ */
+static int parse_lines(struct journal *j, const char *text, size_t len, char *err, size_t errlen)
+{
+	const char *p = text + strlen(JOURNAL_HEADER), *end = text + len, *nl;
+	char where[32];
+	json_object *o;
+	size_t line;
+	int ret;
+
+	for (line = 2; p < end && (nl = memchr(p, '\n', (size_t)(end - p))); line++, p = nl + 1) {
+		snprintf(where, sizeof(where), "line %zu", line);
+		if (nl == p) {
+			seterr(err, errlen, "%s: empty", where);
+			return -EBADMSG;
+		}
+		ret = parse_json(p, (size_t)(nl - p), where, &o, err, errlen);
+		if (ret)
+			return ret;
+		if (!json_object_is_type(o, json_type_object)) {
+			seterr(err, errlen, "%s: not an object", where);
+			ret = -EBADMSG;
+		} else if (json_object_object_get_ex(o, "forget", NULL)) {
+			ret = parse_forget(j, o, where, err, errlen);
+		} else {
+			ret = parse_state(j, o, where, err, errlen);
+		}
+		json_object_put(o);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int journal_parse(struct journal *j, const char *text, size_t len, char *err, size_t errlen)
 {
-	struct json_tokener *tok;
 	json_object *doc;
-	enum json_tokener_error jerr;
 	int ret;
 
 	entries_free(j);
@@ -677,29 +1041,14 @@ int journal_parse(struct journal *j, const char *text, size_t len, char *err, si
 		seterr(err, errlen, "NUL byte in the text");
 		return -EBADMSG;
 	}
-	tok = json_tokener_new();
-	if (!tok)
-		return -ENOMEM;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	doc = json_tokener_parse_ex(tok, text, (int)len);
-	jerr = json_tokener_get_error(tok);
-	if (jerr == json_tokener_continue) {
-		seterr(err, errlen, "truncated");
-		ret = -EBADMSG;
-	} else if (jerr != json_tokener_success) {
-		seterr(err, errlen, "offset %zu: %s", json_tokener_get_parse_end(tok),
-		       json_tokener_error_desc(jerr));
-		ret = -EBADMSG;
-	} else if (!all_space(text + json_tokener_get_parse_end(tok),	/* strict mode does it since 0.16 */
-			      len - json_tokener_get_parse_end(tok))) {
-		seterr(err, errlen, "offset %zu: text after the document",
-		       json_tokener_get_parse_end(tok));
-		ret = -EBADMSG;
+	if (len >= strlen(JOURNAL_HEADER) && !memcmp(text, JOURNAL_HEADER, strlen(JOURNAL_HEADER))) {
+		ret = parse_lines(j, text, len, err, errlen);
 	} else {
-		ret = parse_doc(j, doc, err, errlen);
+		ret = parse_json(text, len, "", &doc, err, errlen);
+		if (!ret)
+			ret = parse_doc(j, doc, err, errlen);
+		json_object_put(doc);
 	}
-	json_object_put(doc);
-	json_tokener_free(tok);
 	if (ret)
 		entries_free(j);	/* all or nothing */
 	return ret;
@@ -884,13 +1233,14 @@ static size_t compact(struct journal *j, const enum restore_state *st, const int
 		j->v[k++] = j->v[i];
 	}
 	j->n = k;
+	index_refill(j);
 	return k;
 }
 
 /* Make the disk match the entries left: rewrite, or remove when none is. */
 static void restore_sync(struct journal *j)
 {
-	int err = j->dirfd < 0 ? 0 : journal_save(j);
+	int err = j->dirfd < 0 ? 0 : save_whole(j, NO_SKIP);
 
 	/* the old journal stays: restoring its values again next start is harmless */
 	if (err)

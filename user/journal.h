@@ -5,13 +5,21 @@
  * or the next start after a crash, puts every value back where the file
  * still holds what was written, and leaves a value someone else set since.
  *
- * On disk: STATE_DIR/journal, a JSON document
- *   {"version": 2, "entries": [{"path": ABS_PATH, "value": ORIGINAL,
- *     "written": LAST_WRITTEN, "previous": WRITTEN_BEFORE_IT}, ...]}
- * ("previous" only after a second value) rewritten whole through a temporary
- * file, fsync'ed, renamed over the old one, and the directory fsync'ed.
- * Version 1 (no "written") still loads: its values are restored whatever
- * the files hold.
+ * On disk: STATE_DIR/journal, JSON lines (version 3):
+ *   {"version":3}
+ *   {"path":ABS_PATH,"value":ORIGINAL,"written":LAST_WRITTEN,"previous":WRITTEN_BEFORE_IT}
+ *   {"forget":ABS_PATH}
+ * ("previous" only after a second value). A record appends one line, the
+ * entry's whole new state (a later line of a path replaces the earlier), and
+ * fdatasyncs it; a rollback appends a "forget". So a record costs its own
+ * line, not the journal's size (10,000 pods adopted one by one once cost
+ * 10,000 rewrites of a growing file). Once as many lines were appended as
+ * there are entries, and whenever an append fails, the file is written whole
+ * through a temporary file, fsync'ed, renamed over the old one, and the
+ * directory fsync'ed. A last line without its newline is an append cut by a
+ * crash: its caller had not written the cgroup file yet, so it is ignored.
+ * Versions 1 and 2 (one JSON document {"version": 2, "entries": [...]})
+ * still load; version 1 (no "written") is restored whatever the files hold.
  */
 #ifndef KOORD_JOURNAL_H
 #define KOORD_JOURNAL_H
@@ -46,8 +54,12 @@ enum journal_verdict {
 struct journal {
 	char *dir;		/* state dir */
 	int dirfd;		/* -1: none (parsed text only) */
-	struct journal_entry *v;
+	int fd;			/* the file, open to append; -1: the next change writes it whole */
+	size_t appended;	/* lines appended since it was written whole */
+	struct journal_entry *v;	/* in the order first recorded */
 	size_t n, cap;
+	size_t *index;		/* open addressing by path: v's index + 1, 0 for a free slot */
+	size_t index_cap;	/* a power of two, at least twice n; 0 before the first entry */
 };
 
 /* An empty journal with no state dir (for journal_parse; open and load do it). */
@@ -116,14 +128,18 @@ void journal_close(struct journal *j);
 /*
  * Load the journal a crashed run left in @dir into @j (j->n == 0 when there
  * is none, or no @dir). A file that cannot be parsed is an error (-EBADMSG)
- * with the reason in @err (e.g. "entry 3: path: not absolute", entries
- * counted from 0), and nothing is loaded from it. Call journal_close() after
+ * with the reason in @err ("line 3: path: not absolute", lines counted from 1;
+ * "entry 3: ...", counted from 0, in a version 1 or 2 document), and nothing
+ * is loaded from it. Call journal_close() after
  * it, whatever it returned.
  */
 int journal_load(struct journal *j, const char *dir, char *err, size_t errlen);
 /*
  * Parse journal text into @j (journal_init'ed or loaded), replacing its
- * entries; same errors as journal_load. A later duplicate path is dropped.
+ * entries; same errors as journal_load. In a version 1 or 2 document a
+ * later duplicate path is dropped; in version 3 lines it replaces the
+ * entry's state (the original must stay), and a "forget" of a path not
+ * journaled is an error.
  */
 int journal_parse(struct journal *j, const char *text, size_t len, char *err, size_t errlen);
 

@@ -3,7 +3,7 @@
 """The last figure of every item of the benchmark (issue 7) with its budget and
 PASS/OVER, in one table, from what the benches wrote into build/bench/:
 results.json (bench.py: per-event cost, start-up), overhead.json, scale.json,
-reaction.json and accuracy.txt. `make bench` prints it last; an item whose
+reaction.json, accuracy.txt and journal.json. `make bench` prints it last; an item whose
 file is missing says which target measures it.
 """
 import json
@@ -96,9 +96,23 @@ def accuracy(rows):
         rows.append(("6. histogram accuracy", "not measured", "≤ 10%", "(make bench-accuracy)"))
 
 
+def journal(rows):
+    j = load("journal.json")
+    if not j:
+        rows.append(("7. journal", "not measured", "≤ 1 ms, ≤ 4x", "(make bench-journal)"))
+        return
+    amp = j["record_bytes"] / j["entry_bytes"]
+    rows.append((f"7. journal at {j['entries']:,} entries: a record (fdatasync'ed), a lookup",
+                 f"{j['record_us']:.0f} µs, {j['record_bytes']:.0f} B written per "
+                 f"{j['entry_bytes']:.0f} B entry ({amp:.1f}x); lookup {j['lookup_ns']:.0f} ns",
+                 "≤ 1 ms, ≤ 4x, ≤ 1 µs",
+                 "PASS" if j["record_us"] <= 1000 and amp <= 4 and j["lookup_ns"] <= 1000
+                 else "OVER"))
+
+
 def main():
     rows = []
-    for item in (cost, overhead, scale, reaction, accuracy):
+    for item in (cost, overhead, scale, reaction, accuracy, journal):
         item(rows)
     rows.sort(key=lambda r: r[0][0])
     print("\n| figure | measured | budget | result |\n|---|---|---|---|")

@@ -202,7 +202,7 @@ static void test_bad_journals(void)
 	snprintf(text, sizeof(text), "{\"version\": 1, \"entries\": [{\"path\": \"%s\", \"value\": \"1\"}, "
 		 "{\"path\": \"sys/fs/cgroup/cpu.idle\", \"value\": \"1\"}]}", idle);
 	bad_journal("relative path", text, "entry 1: path: not absolute");
-	snprintf(text, sizeof(text), "{\"version\": 3, \"entries\": [{\"path\": \"%s\", \"value\": \"1\"}]}",
+	snprintf(text, sizeof(text), "{\"version\": 4, \"entries\": [{\"path\": \"%s\", \"value\": \"1\"}]}",
 		 idle);
 	bad_journal("future version", text, "version: want 2 or 1");
 }

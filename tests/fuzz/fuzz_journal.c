@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The journal in stateDir (replayed at start: a corrupt one must be refused,
- * never half-loaded). Every entry loaded must be an absolute path, and a
- * restore must judge it sanely: its original in place, what was written ours.
+ * never half-loaded). Every entry loaded must be an absolute path, found by
+ * its path (the index holds through the lines' forgets), and a restore must
+ * judge it sanely: its original in place, what was written ours.
  */
 #include "journal.h"
 #include "fuzz.h"
@@ -23,6 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *p = j.v[i].path, *d = strstr(p, "/..");
 
 		if (p[0] != '/' || (d && (d[3] == '/' || !d[3])))
+			abort();
+		if (journal_find(&j, p) != &j.v[i])
 			abort();
 		if (journal_judge(&j.v[i], j.v[i].value) != JOURNAL_IN_PLACE)
 			abort();

@@ -15,11 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "journal.h"
 #include "log.h"
+#include "../lib/procio.h"
 
 struct fixture {
 	char base[256];
@@ -236,12 +239,18 @@ static void test_forget_and_prune(void **state)
 	assert_string_equal(journal_original(&fx->j, "/cg/rolled-back/cpu.max"), "50000 100000");
 }
 
-/* journal.tmp is a symlink: O_NOFOLLOW refuses it, the old journal stays. */
+/*
+ * journal.tmp is a symlink: O_NOFOLLOW refuses it when the journal is next
+ * written whole, and the old journal stays. Appends before that do not touch
+ * journal.tmp: the file is written whole only once the appends outnumber
+ * the entries.
+ */
 static void test_record_fails_tmp_symlink(void **state)
 {
 	struct fixture *fx = *state;
-	char tmp[PATH_MAX + 32], target[PATH_MAX + 32];
+	char tmp[PATH_MAX + 32], target[PATH_MAX + 32], value[16], last[16];
 	struct journal back;
+	int i, err = 0;
 
 	assert_int_equal(journal_open(&fx->j, fx->state), 0);
 	assert_int_equal(journal_record(&fx->j, "/cg/a", "1", "w"), 0);
@@ -249,15 +258,23 @@ static void test_record_fails_tmp_symlink(void **state)
 	snprintf(target, sizeof(target), "%s/target", fx->base);
 	assert_int_equal(symlink(target, tmp), 0);
 
-	assert_int_equal(journal_record(&fx->j, "/cg/b", "2", "w"), -ELOOP);
-	assert_int_equal(fx->j.n, 1);
-	assert_false(journal_has(&fx->j, "/cg/b"));
+	strcpy(last, "w");
+	for (i = 0; i < 1000 && !err; i++) {
+		snprintf(value, sizeof(value), "%d", i);
+		err = journal_record(&fx->j, "/cg/a", last, value);
+		if (!err)
+			strcpy(last, value);
+	}
+	assert_int_equal(err, -ELOOP);
+	assert_in_range(i, 20, 100);	/* appended until the whole write was due */
+	assert_string_equal(journal_find(&fx->j, "/cg/a")->written, last);
 	assert_false(state_has(fx, "journal.tmp"));	/* removed */
 	assert_int_equal(access(target, F_OK), -1);	/* never created */
 	journal_init(&back);
 	load_disk(fx, &back);
 	assert_int_equal(back.n, 1);
 	assert_string_equal(back.v[0].path, "/cg/a");
+	assert_string_equal(back.v[0].written, last);
 	journal_close(&back);
 
 	/* the tmp is gone, so the next record works */
@@ -265,23 +282,52 @@ static void test_record_fails_tmp_symlink(void **state)
 	assert_int_equal(fx->j.n, 2);
 }
 
-/* journal.tmp is a dir: the open fails with EISDIR. */
+/* journal.tmp is a dir: the first record, which writes the file whole, fails with EISDIR. */
 static void test_record_fails_tmp_dir(void **state)
 {
 	struct fixture *fx = *state;
 	char tmp[PATH_MAX + 32];
+
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+	state_path(fx, "journal.tmp", tmp, sizeof(tmp));
+	assert_int_equal(mkdir(tmp, 0700), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/b", "2", "w"), -EISDIR);
+	assert_int_equal(fx->j.n, 0);
+	assert_false(journal_has(&fx->j, "/cg/b"));
+	assert_false(state_has(fx, "journal"));
+	assert_int_equal(rmdir(tmp), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/b", "2", "w"), 0);
+	assert_true(state_has(fx, "journal"));
+}
+
+/*
+ * The journal removed or replaced under the daemon: appends to the file it
+ * has open would go nowhere, so it writes the journal whole instead (here
+ * over a dir: refused, the entry dropped).
+ */
+static void test_record_journal_replaced(void **state)
+{
+	struct fixture *fx = *state;
+	char path[PATH_MAX + 32];
 	struct journal back;
 
 	assert_int_equal(journal_open(&fx->j, fx->state), 0);
 	assert_int_equal(journal_record(&fx->j, "/cg/a", "1", "w"), 0);
-	state_path(fx, "journal.tmp", tmp, sizeof(tmp));
-	assert_int_equal(mkdir(tmp, 0700), 0);
-	assert_int_equal(journal_record(&fx->j, "/cg/b", "2", "w"), -EISDIR);
-	assert_int_equal(fx->j.n, 1);
+	state_path(fx, "journal", path, sizeof(path));
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/b", "2", "w"), 0);
 	journal_init(&back);
 	load_disk(fx, &back);
-	assert_int_equal(back.n, 1);
+	assert_int_equal(back.n, 2);
 	journal_close(&back);
+
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/journal/x", fx->state);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(journal_record(&fx->j, "/cg/c", "3", "w"), -EISDIR);
+	assert_false(journal_has(&fx->j, "/cg/c"));
+	assert_int_equal(fx->j.n, 2);
 }
 
 /* The rename fails ("journal" is a dir): the tmp is removed. */
@@ -310,6 +356,105 @@ static void test_record_fails_dir_gone(void **state)
 	assert_int_equal(journal_record(&fx->j, "/cg/a", "1", "w"), -ENOENT);
 	assert_int_equal(fx->j.n, 0);
 	assert_false(journal_has(&fx->j, "/cg/a"));
+}
+
+/* @a and @b hold the same entries in the same order. */
+static void assert_same_entries(const struct journal *a, const struct journal *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		assert_string_equal(a->v[i].path, b->v[i].path);
+		assert_string_equal(a->v[i].value, b->v[i].value);
+		assert_string_equal(a->v[i].written, b->v[i].written);
+		if (a->v[i].previous || b->v[i].previous)
+			assert_string_equal(a->v[i].previous, b->v[i].previous);
+	}
+}
+
+/*
+ * A record costs its own line, not the journal: 2,000 pods journaled one by
+ * one (each new BE pod adopting BE's narrowed cpuset), a tenth of them
+ * rolled back, write a few times the final file; a journal rewritten whole
+ * at each record wrote about a thousand times it. What is on disk loads
+ * back as what is in memory.
+ */
+static void test_record_cost(void **state)
+{
+	struct fixture *fx = *state;
+	char path[128], file[PATH_MAX + 32];
+	unsigned long long w0, w1;
+	struct journal back;
+	struct stat st;
+	int i;
+
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+	w0 = proc_self_wchar();
+	for (i = 0; i < 2000; i++) {
+		snprintf(path, sizeof(path),
+			 "/sys/fs/cgroup/cpuset/kubepods/besteffort/pod%04d/cpuset.cpus", i);
+		assert_int_equal(journal_record(&fx->j, path, "0-1", "1"), 0);
+		if (i % 10 == 9)
+			assert_int_equal(journal_forget(&fx->j, path), 0);
+	}
+	w1 = proc_self_wchar();
+	state_path(fx, "journal", file, sizeof(file));
+	assert_int_equal(stat(file, &st), 0);
+	if (w1 - w0 >= 4 * (unsigned long long)st.st_size)
+		fail_msg("2000 records wrote %llu bytes for a journal of %lld", w1 - w0,
+			 (long long)st.st_size);
+	assert_int_equal(fx->j.n, 1800);
+	journal_init(&back);
+	load_disk(fx, &back);
+	assert_same_entries(&fx->j, &back);
+	journal_close(&back);
+}
+
+/*
+ * The path index finds every entry while entries come and go (a forget in
+ * the middle moves the later ones down), on disk as in memory.
+ */
+static void test_index(void **state)
+{
+	struct fixture *fx = *state;
+	char path[64], value[16];
+	const char *orig;
+	struct journal back;
+	int i;
+
+	assert_int_equal(journal_open(&fx->j, fx->state), 0);
+	for (i = 0; i < 500; i++) {
+		snprintf(path, sizeof(path), "/cg/p%d/cpu.shares", i);
+		snprintf(value, sizeof(value), "%d", i);
+		assert_int_equal(journal_record(&fx->j, path, value, "2"), 0);
+	}
+	for (i = 0; i < 500; i += 3) {	/* every third, the last ones first */
+		snprintf(path, sizeof(path), "/cg/p%d/cpu.shares", i % 2 ? 499 - i : i);
+		assert_int_equal(journal_forget(&fx->j, path), 0);
+	}
+	for (i = 0; i < 500; i++) {
+		bool gone = (i % 2 == 0 && i % 3 == 0) || ((499 - i) % 2 && (499 - i) % 3 == 0);
+
+		snprintf(path, sizeof(path), "/cg/p%d/cpu.shares", i);
+		snprintf(value, sizeof(value), "%d", i);
+		orig = journal_original(&fx->j, path);
+		if (gone) {
+			assert_null(orig);
+			assert_int_equal(journal_record(&fx->j, path, "again", "2"), 0);
+		} else {
+			assert_non_null(orig);
+			assert_string_equal(orig, value);
+		}
+	}
+	assert_int_equal(fx->j.n, 500);
+	for (i = 0; i < 500; i++) {
+		snprintf(path, sizeof(path), "/cg/p%d/cpu.shares", i);
+		assert_non_null(journal_find(&fx->j, path));
+	}
+	assert_null(journal_find(&fx->j, "/cg/p500/cpu.shares"));
+	journal_init(&back);
+	load_disk(fx, &back);
+	assert_same_entries(&fx->j, &back);
+	journal_close(&back);
 }
 
 static const struct {
@@ -434,6 +579,70 @@ static void test_parse_good(void **state)
 	journal_close(&j);
 }
 
+#define HEADER "{\"version\":3}\n"
+#define LINE_A "{\"path\":\"/a\",\"value\":\"1\",\"written\":\"2\"}\n"
+
+static const struct {
+	const char *text;
+	const char *reason;
+} bad_lines[] = {
+	{ HEADER "\n", "line 2: empty" },
+	{ HEADER LINE_A "\n" LINE_A, "line 3: empty" },
+	{ HEADER "{\"path\":\"/a\",\"value\":\"1\",\"written\":\"2\"} x\n", "line 2: offset" },
+	{ HEADER "{\"path\":\"/a\",\"value\":\"1\",\"written\":\"2\"\n", "line 2: truncated" },
+	{ HEADER "[1]\n", "line 2: not an object" },
+	{ HEADER "{\"path\":\"/a\",\"value\":\"1\"}\n", "line 2: written: missing" },
+	{ HEADER "{\"path\":\"a\",\"value\":\"1\",\"written\":\"2\"}\n", "line 2: path: not absolute" },
+	{ HEADER "{\"path\":\"/a\",\"value\":\"1\",\"written\":\"2\",\"x\":1}\n",
+	  "line 2: unknown key \"x\"" },
+	{ HEADER "{\"forget\":\"/a\"}\n", "line 2: forget: not journaled" },
+	{ HEADER "{\"forget\":\"a/../b\"}\n", "line 2: forget: not absolute" },
+	{ HEADER "{\"forget\":7}\n", "line 2: forget: not a string" },
+	{ HEADER LINE_A "{\"forget\":\"/a\",\"path\":\"/a\"}\n", "line 3: a forget has no other key" },
+	/* the original never changes */
+	{ HEADER LINE_A "{\"path\":\"/a\",\"value\":\"9\",\"written\":\"3\"}\n",
+	  "line 3: value: not the original" },
+	/* only the last line may be cut */
+	{ HEADER "{\"path\":\"/a\",\"va\n" LINE_A, "line 2: truncated" },
+	{ "{\"version\":3}\r\n" LINE_A, "offset 15" },
+};
+
+/*
+ * Version 3 lines: a later line of a path is its next state, a forget drops
+ * it, and a last line without its newline (an append a crash cut) is
+ * ignored. Anything else wrong is refused whole, with the line it is on.
+ */
+static void test_parse_lines(void **state)
+{
+	static const char good[] = HEADER LINE_A
+		"{\"path\":\"/b\",\"value\":\"\",\"written\":\"0-1\"}\n"
+		"{\"path\":\"/a\",\"value\":\"1\",\"written\":\"3\",\"previous\":\"2\"}\n"
+		"{\"path\":\"/c\",\"value\":\"5\",\"written\":\"6\"}\n"
+		"{\"forget\":\"/b\"}\n"
+		"{\"path\":\"/c\",\"value\":\"5\",\"wri";
+	struct journal j;
+	char err[128];
+	size_t i;
+
+	journal_init(&j);
+	assert_int_equal(journal_parse(&j, good, strlen(good), err, sizeof(err)), 0);
+	assert_int_equal(j.n, 2);
+	assert_string_equal(j.v[0].path, "/a");
+	assert_string_equal(j.v[0].value, "1");
+	assert_string_equal(j.v[0].written, "3");
+	assert_string_equal(j.v[0].previous, "2");
+	assert_string_equal(j.v[1].path, "/c");
+	assert_string_equal(j.v[1].written, "6");
+	assert_null(journal_find(&j, "/b"));
+	assert_int_equal(journal_parse(&j, HEADER, strlen(HEADER), err, sizeof(err)), 0);
+	assert_int_equal(j.n, 0);
+	for (i = 0; i < sizeof(bad_lines) / sizeof(bad_lines[0]); i++) {
+		assert_int_equal(journal_parse(&j, good, strlen(good), NULL, 0), 0);
+		check_bad(&j, bad_lines[i].text, strlen(bad_lines[i].text), bad_lines[i].reason);
+	}
+	journal_close(&j);
+}
+
 /*
  * Each write is journaled before it happens: the last value written and the
  * one before it (a crash between the journal's update and the write leaves
@@ -444,7 +653,10 @@ static void test_record_written(void **state)
 	struct fixture *fx = *state;
 	const struct journal_entry *e;
 	struct journal back;
-	char tmp[PATH_MAX + 32];
+	char path[PATH_MAX + 32];
+	struct stat before, after;
+	struct rlimit lim, small;
+	int err;
 
 	assert_int_equal(journal_open(&fx->j, fx->state), 0);
 	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.cfs_quota_us", "-1", "50000"), 0);
@@ -469,15 +681,30 @@ static void test_record_written(void **state)
 	assert_string_equal(back.v[0].previous, "25000");
 	journal_close(&back);
 
-	/* a save that fails leaves the entry as it was: the caller does not write */
-	state_path(fx, "journal.tmp", tmp, sizeof(tmp));
-	assert_int_equal(mkdir(tmp, 0700), 0);
-	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.cfs_quota_us", "12500", "6250"), -EISDIR);
+	/*
+	 * An append that fails (the file size limit lets 3 bytes of it through,
+	 * as a full disk would) leaves the entry as it was, and the file cut
+	 * back: the caller does not write. The next change writes it whole.
+	 */
+	state_path(fx, "journal", path, sizeof(path));
+	assert_int_equal(stat(path, &before), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &lim), 0);
+	small = lim;
+	small.rlim_cur = (rlim_t)before.st_size + 3;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	err = journal_record(&fx->j, "/cg/a/cpu.cfs_quota_us", "12500", "6250");
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	assert_int_equal(err, -EFBIG);
 	assert_string_equal(e->written, "12500");
 	assert_string_equal(e->previous, "25000");
-	assert_int_equal(rmdir(tmp), 0);
+	assert_int_equal(stat(path, &after), 0);
+	assert_int_equal(after.st_size, before.st_size);
+	assert_int_equal(after.st_ino, before.st_ino);
 	assert_int_equal(journal_record(&fx->j, "/cg/a/cpu.cfs_quota_us", "12500", "6250"), 0);
 	assert_string_equal(e->previous, "12500");
+	assert_int_equal(stat(path, &after), 0);
+	assert_int_not_equal(after.st_ino, before.st_ino);	/* written whole */
 
 	/*
 	 * Two writes the kernel refused in a row (a v1 parent's quota below a
@@ -761,6 +988,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_is_no_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_fails_tmp_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_fails_tmp_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_journal_replaced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_cost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_index, setup, teardown),
+		cmocka_unit_test(test_parse_lines),
 		cmocka_unit_test_setup_teardown(test_record_fails_rename, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_fails_dir_gone, setup, teardown),
 		cmocka_unit_test(test_parse_bad),
