@@ -99,6 +99,7 @@ struct options {
 	const char *node;	/* the API server's Node object (its token and CA as the NodeSLO's) */
 	double nodeslo_interval;
 	const char *check_config;
+	const char *state_dir;	/* over the config's stateDir */
 	bool dry_run;
 	bool once;
 	unsigned int max_containers;
@@ -110,7 +111,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: koord-bpf [--config FILE] [--nodeslo URL] [--dry-run] [--listen ADDR:PORT]\n"
 "                 [--period SECONDS] [--class GLOB=QOS ...] [--cgroup-root PATH]\n"
-"                 [--once] [-v]\n"
+"                 [--state-dir DIR] [--once] [-v]\n"
 "       koord-bpf --check-config FILE\n"
 "The node daemon: measures every container's CPU time, run-queue waits, steal\n"
 "by class and inflicted waiting with eBPF, aggregates them every period, acts\n"
@@ -144,6 +145,9 @@ static void usage(FILE *f)
 "                          (LSE, LSR, LS, BE, SYSTEM); repeatable, first match wins\n"
 "  -r, --cgroup-root PATH  the cgroup hierarchy to watch (default: the one\n"
 "                          carrying the cpu controller, from /proc/self/mountinfo)\n"
+"      --state-dir DIR     the journal's dir, over the config's stateDir; a\n"
+"                          crashed run's journal there is put back even when the\n"
+"                          config does not load (default /var/lib/koord-bpf then)\n"
 "      --once              one period, print /metrics to stdout and exit\n"
 "      --counter-source S  auto (hardware counters where there is a PMU), hardware,\n"
 "                          software (a stand-in, not exported) or off\n"
@@ -168,6 +172,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "period", required_argument, NULL, 'p' },
 		{ "class", required_argument, NULL, 'c' },
 		{ "cgroup-root", required_argument, NULL, 'r' },
+		{ "state-dir", required_argument, NULL, 'd' },
 		{ "once", no_argument, NULL, 'O' },
 		{ "max-containers", required_argument, NULL, 'M' },
 		{ "counter-source", required_argument, NULL, 'P' },
@@ -223,6 +228,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'r':
 			o->cgroup_root = optarg;
+			break;
+		case 'd':
+			if (optarg[0] != '/') {
+				log_err("--state-dir %s: not an absolute path", optarg);
+				return -EINVAL;
+			}
+			o->state_dir = optarg;
 			break;
 		case 'O':
 			o->once = true;
@@ -1337,10 +1349,14 @@ static int load_config(const struct options *o, const struct nodeslo_doc *slo,
 	}
 	if (o->period)
 		c->period_s = o->period;
+	if (o->state_dir) {
+		free(c->state_dir);
+		c->state_dir = strdup(o->state_dir);
+	}
 	r = rules_append(rules, &o->rules);
 	if (!r)
 		r = rules_append(rules, &c->rules);
-	if (r || !c->listen) {
+	if (r || !c->listen || !c->state_dir) {
 		log_err("out of memory");
 		class_rules_free(rules);
 		config_free(c);
@@ -1373,8 +1389,12 @@ static int set_aside(struct daemon *d, int left)
 	return 0;
 }
 
-/* A journal left by a run that did not stop cleanly: put its values back first. */
-static int replay_journal(struct daemon *d)
+/*
+ * A journal left by a run that did not stop cleanly: put its values back
+ * first. What cannot be is set aside when the daemon is to start (@start),
+ * else kept in the journal for the next start.
+ */
+static int replay_journal(struct daemon *d, bool start)
 {
 	struct journal j = {};
 	char err[256];
@@ -1399,19 +1419,20 @@ static int replay_journal(struct daemon *d)
 	journal_close(&j);
 	if (left < 0)
 		return left;
-	if (left)
+	if (left && !start)
+		log_err("%d values of the last run could not be put back: kept in %s/journal for "
+			"the next start", left, d->cfg.state_dir);
+	else if (left)
 		return set_aside(d, left);
 	return 0;
 }
 
-/* Ready to write: one daemon per state dir, the old journal replayed, a new one open. */
-static int journal_start(struct daemon *d)
+/* One daemon per state dir: the fd of its lock file, flock'ed, or a -errno (logged). */
+static int lock_state_dir(struct daemon *d)
 {
 	char path[PATH_MAX];
 	int fd, r;
 
-	if (d->o->dry_run || d->journal.dir)
-		return 0;
 	if (mkdir(d->cfg.state_dir, 0700) && errno != EEXIST) {
 		r = -errno;
 		log_err("cannot create the state dir %s: %s", d->cfg.state_dir, strerror(-r));
@@ -1427,8 +1448,21 @@ static int journal_start(struct daemon *d)
 			close(fd);
 		return r;
 	}
+	return fd;
+}
+
+/* Ready to write: one daemon per state dir, the old journal replayed, a new one open. */
+static int journal_start(struct daemon *d)
+{
+	int fd, r;
+
+	if (d->o->dry_run || d->journal.dir)
+		return 0;
+	fd = lock_state_dir(d);
+	if (fd < 0)
+		return fd;
 	/* held until exit: the lock is the fd */
-	r = replay_journal(d);
+	r = replay_journal(d, true);
 	if (!r)
 		r = journal_open(&d->journal, d->cfg.state_dir);
 	if (r) {
@@ -1439,6 +1473,56 @@ static int journal_start(struct daemon *d)
 		return r;
 	}
 	return 0;
+}
+
+/*
+ * The config does not load, so this run stops; but a journal a crashed run
+ * left would keep BE suppressed while the pod crash-loops on the bad edit.
+ * Put its values back from --state-dir's journal, or the default's (the
+ * config's stateDir is unknown), writing below the cgroup mounts (its
+ * cgroupRoots are unknown too); what cannot be stays for the next start.
+ */
+static void replay_without_config(struct daemon *d)
+{
+	const char *mounts[] = { d->hs.cpu, d->hs.cpuset, d->hs.freezer, d->hs.memory, d->hs.unified };
+	char path[PATH_MAX];
+	int fd, err;
+
+	config_defaults(&d->cfg);
+	if (d->o->state_dir) {
+		free(d->cfg.state_dir);
+		d->cfg.state_dir = strdup(d->o->state_dir);
+	}
+	if (!d->cfg.state_dir ||
+	    snprintf(path, sizeof(path), "%s/journal", d->cfg.state_dir) >= (int)sizeof(path) ||
+	    access(path, F_OK))
+		goto out;	/* no crashed run to undo (or no memory to tell) */
+	if (d->o->dry_run) {
+		log_warn("%s is left from a run that did not stop cleanly; a dry run does not "
+			 "restore it", path);
+		goto out;
+	}
+	err = hierarchies_find(&d->hs);
+	if (err) {
+		log_err("cannot read the cgroup mounts to put back %s: %s", path, strerror(-err));
+		goto out;
+	}
+	writer_init(&d->writer, &d->journal, false);
+	for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++)
+		if (*mounts[i])
+			writer_add_root(&d->writer, mounts[i]);
+	if (d->o->cgroup_root)
+		writer_add_root(&d->writer, d->o->cgroup_root);
+	log_warn("not starting without a valid config; putting back what the last run wrote first "
+		 "(%s)", path);
+	fd = lock_state_dir(d);
+	if (fd >= 0) {
+		replay_journal(d, false);
+		close(fd);
+	}
+	writer_free(&d->writer);
+out:
+	config_free(&d->cfg);
 }
 
 /* Put back every value written; returns how many could not be. */
@@ -1748,9 +1832,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	/* a bad file stops everything here: nothing has been written */
-	if (!d.slo_cur.text && load_config(&o, NULL, &d.cfg, &d.rules))
+	/* a bad file stops everything here, once a crashed run's writes are undone */
+	if (!d.slo_cur.text && load_config(&o, NULL, &d.cfg, &d.rules)) {
+		replay_without_config(&d);
 		return 1;
+	}
 	config_stat(&d, &d.config_st);
 	d.config_seen = d.config_st;
 	shared.period = d.cfg.period_s;

@@ -67,13 +67,18 @@ static bool config(bool enable, const char *state_dir, const char *be, const cha
 }
 
 /* The daemon, with a log of its own (BASE.N.log: all kept for a look afterwards). */
-static pid_t start(void)
+static pid_t start_with(const char *extra)
 {
 	static int n;
 
 	snprintf(log_path, sizeof(log_path), "%.*s.%d.log", (int)strlen(log_base) - 4, log_base,
 		 ++n);
-	return daemon_start(cfg_path, log_path, port, NULL);
+	return daemon_start(cfg_path, log_path, port, extra);
+}
+
+static pid_t start(void)
+{
+	return start_with(NULL);
 }
 
 static bool logged(const char *needle, unsigned int ms)
@@ -205,6 +210,44 @@ static void test_bad_journals(void)
 	snprintf(text, sizeof(text), "{\"version\": 4, \"entries\": [{\"path\": \"%s\", \"value\": \"1\"}]}",
 		 idle);
 	bad_journal("future version", text, "version: want 2 or 1");
+}
+
+/*
+ * A crash, then a config that does not load (a bad ConfigMap edit, then an
+ * OOM kill): the start is refused, but what the killed run wrote is put back
+ * first, from the journal in --state-dir. Before, the start stopped at the
+ * config, and BE stayed suppressed while the pod crash-looped on it.
+ */
+static void test_bad_config_replays(void)
+{
+	char dir[PATH_MAX], journal[PATH_MAX + 16], arg[PATH_MAX + 16];
+	pid_t pid;
+	FILE *f;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s/bad-config", base);
+	snprintf(journal, sizeof(journal), "%s/journal", dir);
+	snprintf(arg, sizeof(arg), "--state-dir=%s", dir);
+	config(true, dir, "", "\"period\": 0.2");
+	pid = start();
+	if (!check(tree_value_is(&hier, BE_ROOT, "cpu.idle", "1", 15000),
+		   "bad config: a run acts (cpu.idle 1)"))
+		show_log();
+	rc = daemon_stop(pid, SIGKILL);
+	check(!access(journal, F_OK) && tree_value_is(&hier, BE_ROOT, "cpu.idle", "1", 0),
+	      "... is killed (%d), its journal and cpu.idle 1 left", rc);
+	f = fopen(cfg_path, "w");
+	check(f && fputs("{\"koordBPF\": {\"period\": ", f) >= 0 && !fclose(f),
+	      "... its config is cut short");
+	pid = start_with(arg);
+	rc = daemon_stop(pid, 0);
+	check(rc == 1, "the next start is refused (exit %d)", rc);
+	if (!check(logged("not starting without a valid config; putting back what the last run "
+			  "wrote first", 0), "... and says it puts back what the last run wrote"))
+		show_log();
+	check(all_original(), "... and it did: every cpu setting is as before any run");
+	check(access(journal, F_OK) && errno == ENOENT, "... and the journal is gone");
+	remove_dir(dir);
 }
 
 /*
@@ -690,6 +733,7 @@ int main(void)
 	before = snap = cgroup_snapshot(&hier);
 	test_state_dir();
 	test_bad_journals();
+	test_bad_config_replays();
 	test_set_aside();
 	test_stop_restores_first();
 	test_reload();
