@@ -66,6 +66,12 @@ static void auto_source(void)
 	collector_close(col);
 }
 
+/* @got within @slack of @want, or above it by up to @slack + @more. */
+static bool within(double got, double want, double slack, double more)
+{
+	return got >= want - slack && got <= want + slack + more;
+}
+
 static void software_attribution(void)
 {
 	struct collector_opts o = { .hier = &hier, .pmu_source = PMU_SOURCE_SOFTWARE };
@@ -73,7 +79,7 @@ static void software_attribution(void)
 	char *flt_cg = test_cgroup_make(&hier, test_pod_path(KC_LS, "aaaaaaaa-0000-4000-8000-000000000002", "faulter"));
 	const struct cg_window *hw, *fw;
 	struct sample a = {}, b = {};
-	__u64 rt0, rt1, f0, f1, frt0, frt1, reads;
+	__u64 rt0, rt1, f0, f1, frt0, frt1, reads, lost0, lost;
 	struct collector *col = NULL;
 	struct window w = {};
 	pid_t hog, flt;
@@ -86,6 +92,7 @@ static void software_attribution(void)
 	sleep_ms(200);
 	collector_sample(col, &a);
 	sleep_ms(100);
+	lost0 = cpu_unclocked_ns(0);
 	rt0 = task_runtime_ns(hog);
 	frt0 = task_runtime_ns(flt);
 	f0 = task_faults(flt);
@@ -95,6 +102,7 @@ static void software_attribution(void)
 	rt1 = task_runtime_ns(hog);
 	frt1 = task_runtime_ns(flt);
 	f1 = task_faults(flt);
+	lost = cpu_unclocked_ns(0) - lost0;
 	window_compute(&a, &b, &w);
 	hw = window_find(&w, cgroup_id(&hier, hog_cg));
 	fw = window_find(&w, cgroup_id(&hier, flt_cg));
@@ -111,13 +119,21 @@ static void software_attribution(void)
 	 * time. schedstat is read around the samples, so a task may run up to
 	 * the time the two samples took to read on either side (about 1 ms
 	 * here; 20-270 ms under emulation, where the VM self-test runs).
+	 * cpu-clock is a wall clock: time CPU 0 spent in interrupts or was
+	 * stolen by the hypervisor while one of them held it counts there, not
+	 * in schedstat (a loaded run: 1000.5 and 988.4 ms against 887.5 and
+	 * 886.6 in a 2 s window), so each may read up to that much more.
 	 */
 	reads = (a.mono_end_ns - a.mono_ns) + (b.mono_end_ns - b.mono_ns);
-	printf("# the two samples took %.1f ms to read\n", reads / 1e6);
-	check(fabs((double)hw->pmu[PMU_CYCLES] - (rt1 - rt0)) <= 0.05 * (rt1 - rt0) + reads,
-	      "hog: cpu-clock charged to its container matches schedstat within 5%% + the reads");
-	check(fabs((double)fw->pmu[PMU_CYCLES] - (frt1 - frt0)) <= 0.05 * (frt1 - frt0) + 2e6 + reads,
-	      "faulter: cpu-clock matches schedstat within 5%% + 2 ms + the reads");
+	printf("# the two samples took %.1f ms to read; CPU 0 spent %.0f ms in interrupts or "
+	       "stolen meanwhile\n", reads / 1e6, lost / 1e6);
+	check(within((double)hw->pmu[PMU_CYCLES], rt1 - rt0, 0.05 * (rt1 - rt0) + reads, lost),
+	      "hog: cpu-clock charged to its container matches schedstat within 5%% + the reads "
+	      "(+ CPU 0's interrupts and steal)");
+	check(within((double)fw->pmu[PMU_CYCLES], frt1 - frt0, 0.05 * (frt1 - frt0) + 2e6 + reads,
+		     lost),
+	      "faulter: cpu-clock matches schedstat within 5%% + 2 ms + the reads (+ CPU 0's "
+	      "interrupts and steal)");
 	check(hw->pmu[PMU_INSTRUCTIONS] &&
 	      fabs((double)hw->pmu[PMU_CYCLES] / hw->pmu[PMU_INSTRUCTIONS] - 1) < 0.01,
 	      "CPI of two identical sources is 1");

@@ -7,7 +7,11 @@
  *     least 3x lower with the daemon than without it.
  * (b) the same with unpinned system noise: with the daemon it is no more than
  *     25% + 100 us worse than without (system tasks placed next to the
- *     online ones: the loop must see it and act).
+ *     online ones: the loop must see it and act). Without is measured
+ *     before the daemon and again after its stop, and the worse of the two
+ *     counts: background load drifts (a loaded run: 5482 us before, 11814
+ *     us with a daemon that had rolled every action back, so the node was
+ *     as without it).
  * (c) in both, no probe wait of 10 ms or more within a second after a write
  *     of the daemon (actions, rollbacks, the restore at its stop) that is
  *     longer than any the probe had without the daemon: a wait the node
@@ -270,33 +274,50 @@ static void wait_settled(void)
 
 struct outcome {
 	__u64 without, with;	/* median p99.9 */
+	__u64 after;		/* ... without the daemon again, after its stop */
 	__u64 worst_without;	/* the longest wait without the daemon */
 	size_t stalls;		/* after writes */
 	bool measured;
 };
 
+/*
+ * WINDOWS windows of the probe's waits without the daemon: their median
+ * p99.9 into *@median, the longest wait into *@worst (when given). False
+ * when ftrace failed or its record is not whole.
+ */
+static bool without_daemon(pid_t probe, const char *label, __u64 *median, __u64 *worst)
+{
+	struct ftrace_waits fw = {};
+	__u64 t0 = now_mono_ns();
+	bool whole;
+
+	if (ftrace_start(probe))
+		return false;
+	sleep_ms(WINDOWS * WINDOW_MS);
+	if (ftrace_stop(probe, &fw))
+		return false;
+	*median = median_p999(&fw, t0, label);
+	print_holders(&fw, t0);
+	for (size_t i = 0; worst && i < fw.n; i++)
+		if (fw.len_ns[i] > *worst)
+			*worst = fw.len_ns[i];
+	whole = !fw.overrun;
+	ftrace_waits_free(&fw);
+	return whole;
+}
+
 static void one(pid_t probe, pid_t hog, const char *label, struct outcome *o)
 {
 	struct ftrace_waits fw = {};
 	char cmd[PATH_MAX + 128];
-	__u64 t0, t1;
+	bool whole;
+	__u64 t1;
 	pid_t d;
 
 	memset(o, 0, sizeof(*o));
 	pin_cpu(probe, 0);
 	pin_cpu(hog, 0);
-	t0 = now_mono_ns();
-	if (ftrace_start(probe))
-		return;
-	sleep_ms(WINDOWS * WINDOW_MS);
-	if (ftrace_stop(probe, &fw))
-		return;
-	o->without = median_p999(&fw, t0, "without the daemon");
-	print_holders(&fw, t0);
-	for (size_t i = 0; i < fw.n; i++)
-		if (fw.len_ns[i] > o->worst_without)
-			o->worst_without = fw.len_ns[i];
-	ftrace_waits_free(&fw);
+	whole = without_daemon(probe, "without the daemon", &o->without, &o->worst_without);
 
 	truncate(log_path, 0);
 	watch.n = 0;
@@ -320,14 +341,27 @@ static void one(pid_t probe, pid_t hog, const char *label, struct outcome *o)
 	own(NNOISE + 2, d, "the daemon");
 	print_holders(&fw, t1);
 	o->stalls = stalls_after_writes(&fw, o->worst_without);
-	o->measured = !fw.overrun;
+	whole &= !fw.overrun;
 	ftrace_waits_free(&fw);
 	snprintf(cmd, sizeof(cmd), "grep -E 'effect|action|side effect|transition|kept off' %s | "
 		 "sed 's/^/#   /'", log_path);
 	if (system(cmd) < 0)
 		printf("# (no daemon log)\n");
-	printf("# %s: median p99.9 %.0f us without the daemon, %.0f us with it (max without "
-	       "%.0f us)\n", label, o->without / 1e3, o->with / 1e3, o->worst_without / 1e3);
+
+	/* the background's drift: without the daemon again, everything it wrote put back */
+	o->measured = without_daemon(probe, "without the daemon, after it", &o->after, NULL) &&
+		      whole;
+	printf("# %s: median p99.9 %.0f us without the daemon, %.0f us with it, %.0f us after it "
+	       "(max without %.0f us)\n", label, o->without / 1e3, o->with / 1e3, o->after / 1e3,
+	       o->worst_without / 1e3);
+}
+
+/* (b): with the daemon no more than 25% + 100 us worse than the worse baseline. */
+static bool no_worse(const struct outcome *o)
+{
+	__u64 base = o->without > o->after ? o->without : o->after;
+
+	return o->measured && o->with <= base * 1.25 + 100000;
 }
 
 int main(int argc, char **argv)
@@ -370,15 +404,16 @@ int main(int argc, char **argv)
 		one(probe, hog, "(b) and system noise", &b);
 		for (i = 0; i < NNOISE; i++)
 			stop(noise[i]);
-		check(b.measured && b.with <= b.without * 1.25 + 100000,
-		      "run %d (b): with system noise, no more than 25%% + 100 us worse (%.0f -> "
-		      "%.0f us)", r, b.without / 1e3, b.with / 1e3);
+		check(no_worse(&b),
+		      "run %d (b): with system noise, no more than 25%% + 100 us worse than the "
+		      "worse of before and after it (%.0f, %.0f -> %.0f us)", r, b.without / 1e3,
+		      b.after / 1e3, b.with / 1e3);
 		check(a.measured && b.measured && !a.stalls && !b.stalls,
 		      "run %d (c): no probe wait >= 10 ms (and over any without the daemon) in 1 s "
 		      "after a write (%zu, %zu)", r,
 		      a.stalls, b.stalls);
 		ok_a += a.measured && a.with * 3 <= a.without;
-		ok_b += b.measured && b.with <= b.without * 1.25 + 100000;
+		ok_b += no_worse(&b);
 		ok_c += a.measured && b.measured && !a.stalls && !b.stalls;
 	}
 	printf("# tally of %d run(s): (a) %d, (b) %d, (c) %d\n", runs, ok_a, ok_b, ok_c);

@@ -384,6 +384,24 @@ __u64 task_runtime_ns(pid_t pid)
 	return ns;
 }
 
+__u64 cpu_unclocked_ns(int cpu)
+{
+	unsigned long long v[8] = {}, ticks = sysconf(_SC_CLK_TCK);
+	char want[16], line[512];
+	FILE *f = fopen("/proc/stat", "re");
+	bool found = false;
+
+	snprintf(want, sizeof(want), "cpu%d ", cpu);
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, want, strlen(want)) &&
+			sscanf(line + strlen(want), "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+			       &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8;
+	if (f)
+		fclose(f);
+	/* irq, softirq and steal, in USER_HZ ticks */
+	return found && ticks > 0 ? (v[5] + v[6] + v[7]) * (1000000000ull / ticks) : 0;
+}
+
 __u64 now_mono_ns(void)
 {
 	struct timespec ts;

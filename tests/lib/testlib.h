@@ -60,6 +60,12 @@ pid_t spawn(const struct cpu_hierarchy *h, const char *rel, int cpu, enum worklo
 void stop(pid_t pid);
 /* On-CPU time of a task from /proc/PID/schedstat. */
 __u64 task_runtime_ns(pid_t pid);
+/*
+ * Time CPU @cpu spent in interrupts and stolen by the hypervisor since boot
+ * (/proc/stat, 10 ms ticks): a task's own clock (schedstat) leaves it out,
+ * a wall clock on the CPU (the cpu-clock software event) does not.
+ */
+__u64 cpu_unclocked_ns(int cpu);
 __u64 now_mono_ns(void);
 void sleep_ms(unsigned int ms);
 /* rm -r of @path (a file or a dir tree; symlinks not followed). */
