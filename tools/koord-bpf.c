@@ -858,13 +858,13 @@ static void forget_removed(struct daemon *d, const struct container_table *old)
  */
 static void writer_roots(struct daemon *d, bool first)
 {
-	const char *mounts[] = { d->hs.cpu, d->hs.cpuset, d->hs.freezer, d->hs.memory, d->hs.unified };
+	const char *mounts[HIERARCHY_MOUNTS];
+	size_t i, j, n = hierarchies_mounts(&d->hs, mounts);
 	char path[PATH_MAX];
-	size_t i, j;
 	int r;
 
-	for (i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
-		for (j = 0; *mounts[i] && j < d->cfg.ncgroup_roots; j++) {
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < d->cfg.ncgroup_roots; j++) {
 			if (snprintf(path, sizeof(path), "%s%s", mounts[i], d->cfg.cgroup_roots[j]) >=
 			    (int)sizeof(path))
 				continue;
@@ -1484,8 +1484,9 @@ static int journal_start(struct daemon *d)
  */
 static void replay_without_config(struct daemon *d)
 {
-	const char *mounts[] = { d->hs.cpu, d->hs.cpuset, d->hs.freezer, d->hs.memory, d->hs.unified };
+	const char *mounts[HIERARCHY_MOUNTS];
 	char path[PATH_MAX];
+	size_t n;
 	int fd, err;
 
 	config_defaults(&d->cfg);
@@ -1508,9 +1509,9 @@ static void replay_without_config(struct daemon *d)
 		goto out;
 	}
 	writer_init(&d->writer, &d->journal, false);
-	for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++)
-		if (*mounts[i])
-			writer_add_root(&d->writer, mounts[i]);
+	n = hierarchies_mounts(&d->hs, mounts);
+	for (size_t i = 0; i < n; i++)
+		writer_add_root(&d->writer, mounts[i]);
 	if (d->o->cgroup_root)
 		writer_add_root(&d->writer, d->o->cgroup_root);
 	log_warn("not starting without a valid config; putting back what the last run wrote first "

@@ -90,3 +90,14 @@ int hierarchies_find(struct hierarchies *h)
 	fclose(f);
 	return r;
 }
+
+size_t hierarchies_mounts(const struct hierarchies *h, const char *out[HIERARCHY_MOUNTS])
+{
+	const char *all[HIERARCHY_MOUNTS] = { h->cpu, h->cpuset, h->freezer, h->memory, h->unified };
+	size_t n = 0;
+
+	for (size_t i = 0; i < HIERARCHY_MOUNTS; i++)
+		if (*all[i])
+			out[n++] = all[i];
+	return n;
+}

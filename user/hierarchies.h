@@ -34,4 +34,9 @@ int hierarchies_from_mountinfo(FILE *mountinfo, struct hierarchies *h,
 /* The live machine's (/proc/self/mountinfo). */
 int hierarchies_find(struct hierarchies *h);
 
+/* Mount points a cgroup write may be below: one per controller the daemon writes. */
+#define HIERARCHY_MOUNTS 5
+/* @h's mount points that exist, into @out; returns how many. */
+size_t hierarchies_mounts(const struct hierarchies *h, const char *out[HIERARCHY_MOUNTS]);
+
 #endif

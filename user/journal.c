@@ -10,13 +10,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <json-c/json.h>
+#include "fnv.h"
 #include "journal.h"
 #include "log.h"
 
@@ -99,11 +99,7 @@ static const char *bad_value(const char *value, size_t len)
 /* FNV-1a: paths differ in their pod and container ids, anywhere in the string. */
 static size_t path_hash(const char *path)
 {
-	uint64_t h = 14695981039346656037ull;
-
-	for (const unsigned char *c = (const unsigned char *)path; *c; c++)
-		h = (h ^ *c) * 1099511628211ull;
-	return (size_t)h;
+	return (size_t)fnv1a(path, strlen(path));
 }
 
 /* The index slot that holds entry @i, or the free slot where @path's chain ends. */

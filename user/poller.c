@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <curl/curl.h>
+#include "fnv.h"
 #include "log.h"
 #include "poller.h"
 
@@ -32,18 +33,6 @@ struct poller {
 	unsigned long long hash;
 	size_t hash_len;
 };
-
-/* FNV-1a, 64 bits: tells an answer from the last one (with the length). */
-static unsigned long long fnv1a(const char *s, size_t len)
-{
-	unsigned long long h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
 
 static double clock_s(clockid_t clk)
 {

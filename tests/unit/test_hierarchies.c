@@ -114,6 +114,21 @@ static void test_comounted(void **state)
 	       .cpu = "/cg", .cpu_version = 1);
 }
 
+/* The mounts a write may be below: the ones that exist, in controller order. */
+static void test_mounts(void **state)
+{
+	struct hierarchies h = { .cpu = "/sys/fs/cgroup/cpu", .freezer = "/sys/fs/cgroup/unified",
+				 .unified = "/sys/fs/cgroup/unified" };
+	const char *m[HIERARCHY_MOUNTS];
+
+	assert_int_equal(hierarchies_mounts(&h, m), 3);
+	assert_string_equal(m[0], "/sys/fs/cgroup/cpu");
+	assert_string_equal(m[1], "/sys/fs/cgroup/unified");
+	assert_string_equal(m[2], "/sys/fs/cgroup/unified");
+	memset(&h, 0, sizeof(h));
+	assert_int_equal(hierarchies_mounts(&h, m), 0);
+}
+
 static void test_no_cgroups(void **state)
 {
 	/* "cpu" and "freezer" in another filesystem's options are nothing */
@@ -228,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_pure_v2),
 		cmocka_unit_test(test_comounted),
 		cmocka_unit_test(test_no_cgroups),
+		cmocka_unit_test(test_mounts),
 		cmocka_unit_test(test_mixed),
 		cmocka_unit_test(test_which_unified),
 		cmocka_unit_test(test_escaped),
