@@ -282,6 +282,16 @@ enum koord_counter {
 	CNT_NR,
 };
 
+/*
+ * Tests only: which switches of one container the switch programs skip, as
+ * if the kernel had not reported them (it leaves a few a second unreported).
+ */
+enum koord_hide_side {
+	HIDE_NONE,
+	HIDE_OUT,		/* switches out of its tasks */
+	HIDE_IN,		/* switches into its tasks */
+};
+
 /* A record of a wait shorter than the long-wait threshold (react_wait_ns). */
 #define LW_REACT_ONLY	1u
 

@@ -35,6 +35,9 @@ const volatile __u64 long_wait_ns = 5000000;	/* 0: no long-wait events */
 const volatile __u64 react_wait_ns = 0;
 const volatile __u32 events_per_sec = 100;	/* per container and CPU */
 const volatile bool pmu_on = false;		/* counters opened by the loader */
+/* Tests only: a container's switches to skip (enum koord_hide_side); 0 verifies the check away. */
+const volatile __u64 hide_cgid = 0;
+const volatile __u32 hide_side = HIDE_NONE;
 
 /* Bumped by the loader after it changes cg_class, to refresh cached classes. */
 __u32 class_gen;
@@ -616,15 +619,30 @@ static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 no
 }
 
 /*
- * A switch event was missed (prev is not the task the CPU state says ran).
- * A task's own clock says how long it has run since it was picked, at most
- * @max here: prev's (a BTF pointer on tp_btf), or the recorded task's (an
- * address, read through helpers: it may have exited meanwhile).
+ * A switch event was missed (the task leaving or running is not the one the
+ * CPU state says ran): its own clock says how long it has run since it was
+ * picked, at most @max here (a BTF pointer on tp_btf, else an address read
+ * through helpers).
  */
 static __always_inline __u64 own_run(struct task_struct *p, __u64 max, bool btf)
 {
 	return bounded(KREAD(btf, p, se.sum_exec_runtime) -
 		       KREAD(btf, p, se.prev_sum_exec_runtime), max);
+}
+
+/*
+ * The recorded task's run on this CPU since it was seen switched in: its own
+ * clock less its value then (the CPU state's), at most @max. Not its run
+ * since picked: when the switch that brought it back is the one seen, it was
+ * picked again just before, and that clock has nothing of its run before the
+ * task in between (a pinned hog's frames read 13 ms short). Read through
+ * helpers where it is an address: it may have exited meanwhile. Its run on
+ * another CPU, had it moved and run there meanwhile, would be counted here too.
+ */
+static __always_inline __u64 recorded_run(const struct cpu_state *cs, struct task_struct *p,
+					  __u64 max, bool btf)
+{
+	return bounded(KREAD(btf, p, se.sum_exec_runtime) - cs->cur_sum, max);
 }
 
 /* max(@a - @b, 0) of two signed counts, times @ns. */
@@ -668,6 +686,14 @@ static __always_inline void charge_missed(struct cpu_state *cs, struct task_stat
 	st->inflicted_online_ns += online;
 }
 
+/* Is this switch one a test has the switch programs skip? */
+static __always_inline bool switch_hidden(struct task_struct *prev, struct task_struct *next)
+{
+	struct task_struct *p = hide_side == HIDE_OUT ? prev : next;
+
+	return BPF_CORE_READ(p, pid) && task_cgroup_id(p, cgroup_v2) == hide_cgid;
+}
+
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     struct task_struct *next, bool btf)
 {
@@ -679,7 +705,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u64 prev_cgid, now, delta, ran, missed = 0, got[2] = {};
 	__u32 prev_class;
 
-	if (!cs)
+	if (!cs || (hide_cgid && switch_hidden(prev, next)))
 		return 0;
 	/* Odd from before the clock is read: a reader's moment is before it or after the end. */
 	cs->seq++;
@@ -701,7 +727,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			missed = prev_pid ? own_run(prev, delta, btf) : 0;
 			ran = delta - missed;
 			if (cs->cur_cgid)
-				ran = own_run((struct task_struct *)cs->cur_task, ran, false);
+				ran = recorded_run(cs, (struct task_struct *)cs->cur_task, ran,
+						   false);
 		} else if (prev_pid && cs->cur_cgid) {
 			/*
 			 * Seen out as it was seen in, but its own clock may say it ran
@@ -709,7 +736,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			 * Past HIDDEN_MIN_NS (less is the switch's own path) that time
 			 * is not its container's.
 			 */
-			ran = bounded(KREAD(btf, prev, se.sum_exec_runtime) - cs->cur_sum, delta);
+			ran = recorded_run(cs, prev, delta, btf);
 			if (ran + HIDDEN_MIN_NS >= delta)
 				ran = delta;
 		}
@@ -785,7 +812,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
  * the recorded task, before on_switch charges the interval, so that clocks
  * and waiting integrals stop at the same moment.
  */
-static __always_inline int on_switch_stale(struct task_struct *prev, bool btf)
+static __always_inline int on_switch_stale(struct task_struct *prev, struct task_struct *next,
+					   bool btf)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_state *cs = cpu_state(cpu);
@@ -793,7 +821,7 @@ static __always_inline int on_switch_stale(struct task_struct *prev, bool btf)
 	struct task_state *ts;
 	__u64 now, max, end;
 
-	if (!cs || !KREAD(btf, prev, pid))
+	if (!cs || !KREAD(btf, prev, pid) || (hide_cgid && switch_hidden(prev, next)))
 		return 0;
 	ts = task_state(prev, false);
 	if (!ts || !ts->wait_start)
@@ -852,8 +880,8 @@ static __always_inline int observe(struct task_struct *cur)
 		}
 		cs->obs_run = run;
 		if (cs->cur_cgid)
-			cs->obs_rec_run = own_run((struct task_struct *)cs->cur_task, span - run,
-						  false);
+			cs->obs_rec_run = recorded_run(cs, (struct task_struct *)cs->cur_task,
+						       span - run, false);
 	}
 	barrier();
 	cs->obs_seq = cs->seq;
@@ -938,8 +966,8 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(tp_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 { return on_switch(preempt, prev, next, true); }
 SEC("tp_btf/sched_switch")
-int BPF_PROG(tp_stale_wait, bool preempt, struct task_struct *prev)
-{ return on_switch_stale(prev, true); }
+int BPF_PROG(tp_stale_wait, bool preempt, struct task_struct *prev, struct task_struct *next)
+{ return on_switch_stale(prev, next, true); }
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(tp_migrate, struct task_struct *p, int dest) { return on_migrate(p, dest); }
 SEC("tp_btf/sched_process_free")
@@ -961,8 +989,8 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 { return on_switch(preempt, prev, next, false); }
 SEC("raw_tp/sched_switch")
-int BPF_PROG(raw_stale_wait, bool preempt, struct task_struct *prev)
-{ return on_switch_stale(prev, false); }
+int BPF_PROG(raw_stale_wait, bool preempt, struct task_struct *prev, struct task_struct *next)
+{ return on_switch_stale(prev, next, false); }
 SEC("raw_tp/sched_migrate_task")
 int BPF_PROG(raw_migrate, struct task_struct *p, int dest) { return on_migrate(p, dest); }
 SEC("raw_tp/sched_process_free")

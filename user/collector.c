@@ -230,6 +230,8 @@ static struct koord *load(const struct collector_opts *o, unsigned int nr_cpus,
 	s->rodata->react_wait_ns = o->react_wait_ns;
 	s->rodata->events_per_sec = o->events_per_sec ? o->events_per_sec : DEFAULT_EVENTS_PER_SEC;
 	s->rodata->pmu_on = pmu_on;
+	s->rodata->hide_cgid = o->hide_cgid;
+	s->rodata->hide_side = o->hide_side;
 	bpf_map__set_max_entries(s->maps.pmu, PMU_NR * nr_cpus);
 	if (hash) {
 		bpf_map__set_type(s->maps.tasks, BPF_MAP_TYPE_HASH);

@@ -19,6 +19,9 @@ struct collector_opts {
 	__u64 react_wait_ns;		/* records of shorter waits behind unclassified containers; 0: none */
 	unsigned int events_per_sec;	/* per container and CPU; 0: default 100 */
 	enum pmu_source pmu_source;	/* OFF (0), AUTO: hardware where there is a PMU */
+	/* Tests only: the switches of this container the kernel "did not report" (koord.h). */
+	__u64 hide_cgid;
+	enum koord_hide_side hide_side;
 };
 
 /* Called for each long-wait record; a negative return stops the poll. */
