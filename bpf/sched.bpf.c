@@ -567,10 +567,13 @@ static __always_inline void pmu_delta(struct cpu_state *cs, __u32 cpu, __u64 out
  * with each other. Its class clock gets @clk ns of it and its container's
  * cpu_ns @ran (both the whole interval unless a missed switch split it);
  * the waiting it caused is integrated over all of it, and what went to its
- * container is left in @got (charge_missed moves prev's part).
+ * container is left in @got (charge_missed moves prev's part). The CPU's
+ * counters go with the run time: where prev ran @missed of it, by the two
+ * tasks' own clocks (a hardware counter stops with a vCPU, as their clocks
+ * do), prev's share left in @rest.
  */
 static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 now, __u64 clk,
-				       __u64 ran, __u64 got[2])
+				       __u64 ran, __u64 missed, __u64 got[2], __u64 rest[PMU_NR])
 {
 	__u64 delta = now - cs->last_switch, counters[PMU_NR], n_max;
 	__u64 i_all, i_online, i_own, i_own_on;
@@ -584,8 +587,14 @@ static __always_inline void charge_run(struct cpu_state *cs, __u32 cpu, __u64 no
 	}
 	if (cs->cur_class < KC_NR)
 		cs->clk[cs->cur_class] += clk;
-	if (pmu_on)
+	if (pmu_on) {
 		pmu_delta(cs, cpu, counters);
+		if (missed)
+			for (k = 0; k < PMU_NR; k++) {
+				rest[k] = koord_part(counters[k], missed, ran + missed);
+				counters[k] -= rest[k];
+			}
+	}
 	st = cg_cpu_stats(cs->cur_slot, cpu);
 	/* Its container was removed while it ran (it moved out): not its slot any more. */
 	if (!st || st->born_ns > cs->last_switch)
@@ -660,16 +669,21 @@ static __always_inline __u64 count_ns(__s64 a, __s64 b, __u64 ns)
  * queued meanwhile counts whole, hence the bound by @got).
  */
 static __always_inline void charge_missed(struct cpu_state *cs, struct task_state *pts,
-					  __u32 cpu, __u64 ns, __u64 now, const __u64 got[2])
+					  __u32 cpu, __u64 ns, __u64 now, const __u64 got[2],
+					  const __u64 pmu[PMU_NR])
 {
 	struct cg_cpu_stats *st = cg_cpu_stats(pts->slot, cpu), *rec;
 	__u64 all, online;
+	__u32 k;
 
 	if (pts->class < KC_NR)
 		cs->clk[pts->class] += ns;
 	if (!st || st->born_ns > now - ns)
 		return;
 	st->cpu_ns += ns;
+	if (pmu_on)
+		for (k = 0; k < PMU_NR; k++)
+			st->pmu[k] += pmu[k];
 	rec = cg_cpu_stats(cs->cur_slot, cpu);
 	if (rec == st)
 		return;
@@ -702,7 +716,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u32 prev_pid = KREAD(btf, prev, pid), next_pid = KREAD(btf, next, pid);
 	struct task_state *pts = NULL, *nts = NULL;
 	struct cg_cpu_stats *st;
-	__u64 prev_cgid, now, delta, ran, missed = 0, got[2] = {};
+	__u64 prev_cgid, now, delta, ran, missed = 0, got[2] = {}, pmu_rest[PMU_NR] = {};
 	__u32 prev_class;
 
 	if (!cs || (hide_cgid && switch_hidden(prev, next)))
@@ -740,7 +754,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			if (ran + HIDDEN_MIN_NS >= delta)
 				ran = delta;
 		}
-		charge_run(cs, cpu, now, delta - missed, ran, got);
+		charge_run(cs, cpu, now, delta - missed, ran, missed, got, pmu_rest);
 	}
 	cs->last_switch = now;
 	prev_class = cs->cur_class;	/* as charged: republished classes were read above */
@@ -749,7 +763,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		pts = task_state(prev, true);
 		/* Its identity as cached: refreshing it here would double the verifier's work. */
 		if (pts && missed)
-			charge_missed(cs, pts, cpu, missed, now, got);
+			charge_missed(cs, pts, cpu, missed, now, got, pmu_rest);
 		/* Left open: the stale-wait program did not run first. Dropped. */
 		if (pts && pts->wait_start) {
 			queue_remove(pts, now, false, NULL, btf);
