@@ -705,7 +705,7 @@ static __always_inline bool switch_hidden(struct task_struct *prev, struct task_
 {
 	struct task_struct *p = hide_side == HIDE_OUT ? prev : next;
 
-	return BPF_CORE_READ(p, pid) && task_cgroup_id(p, cgroup_v2) == hide_cgid;
+	return hide_cgid && BPF_CORE_READ(p, pid) && task_cgroup_id(p, cgroup_v2) == hide_cgid;
 }
 
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
@@ -719,7 +719,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u64 prev_cgid, now, delta, ran, missed = 0, got[2] = {}, pmu_rest[PMU_NR] = {};
 	__u32 prev_class;
 
-	if (!cs || (hide_cgid && switch_hidden(prev, next)))
+	if (!cs)
 		return 0;
 	/* Odd from before the clock is read: a reader's moment is before it or after the end. */
 	cs->seq++;
@@ -826,8 +826,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
  * the recorded task, before on_switch charges the interval, so that clocks
  * and waiting integrals stop at the same moment.
  */
-static __always_inline int on_switch_stale(struct task_struct *prev, struct task_struct *next,
-					   bool btf)
+static __always_inline int on_switch_stale(struct task_struct *prev, bool btf)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_state *cs = cpu_state(cpu);
@@ -835,7 +834,7 @@ static __always_inline int on_switch_stale(struct task_struct *prev, struct task
 	struct task_state *ts;
 	__u64 now, max, end;
 
-	if (!cs || !KREAD(btf, prev, pid) || (hide_cgid && switch_hidden(prev, next)))
+	if (!cs || !KREAD(btf, prev, pid))
 		return 0;
 	ts = task_state(prev, false);
 	if (!ts || !ts->wait_start)
@@ -978,10 +977,10 @@ SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(tp_wakeup_new, struct task_struct *p) { return on_wakeup(p, true); }
 SEC("tp_btf/sched_switch")
 int BPF_PROG(tp_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
-{ return on_switch(preempt, prev, next, true); }
+{ return switch_hidden(prev, next) ? 0 : on_switch(preempt, prev, next, true); }
 SEC("tp_btf/sched_switch")
 int BPF_PROG(tp_stale_wait, bool preempt, struct task_struct *prev, struct task_struct *next)
-{ return on_switch_stale(prev, next, true); }
+{ return switch_hidden(prev, next) ? 0 : on_switch_stale(prev, true); }
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(tp_migrate, struct task_struct *p, int dest) { return on_migrate(p, dest); }
 SEC("tp_btf/sched_process_free")
@@ -1001,10 +1000,10 @@ SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(raw_wakeup_new, struct task_struct *p) { return on_wakeup(p, false); }
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
-{ return on_switch(preempt, prev, next, false); }
+{ return switch_hidden(prev, next) ? 0 : on_switch(preempt, prev, next, false); }
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_stale_wait, bool preempt, struct task_struct *prev, struct task_struct *next)
-{ return on_switch_stale(prev, next, false); }
+{ return switch_hidden(prev, next) ? 0 : on_switch_stale(prev, false); }
 SEC("raw_tp/sched_migrate_task")
 int BPF_PROG(raw_migrate, struct task_struct *p, int dest) { return on_migrate(p, dest); }
 SEC("raw_tp/sched_process_free")
