@@ -31,6 +31,8 @@
 #define EXECS	300
 /* Explored instructions of the switch program on this kernel: 34-37k measured (docs/design.md). */
 #define SWITCH_VERIFIED_MAX	60000
+/* BPF_COMPLEXITY_LIMIT_INSNS: what the verifier explores before it refuses a program. */
+#define VERIFIER_LIMIT		1000000
 
 static struct cpu_hierarchy hier;
 
@@ -291,10 +293,18 @@ static void judge_cost(const char *prog, __u32 before)
 {
 	__u32 n = verified_insns(prog, before);
 
-	/* The budget is this kernel's; elsewhere loading is the test (and the count is shown). */
-	if (!n || test_emulated())
-		printf("# %s: %u instructions explored by the verifier (%s)\n", prog, n,
-		       n ? "not judged under emulation" : "not reported before 5.16");
+	if (!n)
+		printf("# %s: the instructions the verifier explored are not reported before 5.16\n",
+		       prog);
+	/*
+	 * The budget is this kernel's. Elsewhere (the VM self-test) a kernel's
+	 * own limit is the test: within 95% of it, a program is one change away
+	 * from being refused (6.1 explores ~25 times more than this kernel).
+	 */
+	else if (test_emulated())
+		check(n <= VERIFIER_LIMIT / 100 * 95,
+		      "%s: %u instructions explored by the verifier (at most 95%% of its %d)", prog,
+		      n, VERIFIER_LIMIT);
 	else
 		check(n <= SWITCH_VERIFIED_MAX,
 		      "%s: %u instructions explored by the verifier (at most %d)", prog, n,
