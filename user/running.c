@@ -46,11 +46,11 @@ static __u64 counter(const struct cg_cpu_stats *stats, __u32 cpu, __u32 nr_slots
  * Since the last seen switch at @last, another task running than the one it
  * switched in: the running task's run since picked (to the observation, and
  * on since: no switch since) to its container, the recorded one's run since
- * switched in to its (@out holds its slot and container), the rest to neither, as
- * on_switch charges it when the running task leaves. The running task's
- * clock lags; with one switch unseen, its run is the interval less the
- * recorded task's (exact: that one is switched out), which is taken where
- * it is within a tick of the clock.
+ * switched in to its (@out holds its slot and container), the rest to
+ * neither, as on_switch charges it when the running task leaves. The
+ * running task's clock lags; with one switch unseen, its run is the interval
+ * less the recorded task's (exact: that one is switched out), which is taken
+ * where it is within a tick of the clock.
  */
 static int split(struct cpu_running *out, const struct observed *o, __u64 last, __u64 now,
 		 __u64 rec_ns, __u64 obs_ns, __u32 nr_slots)
