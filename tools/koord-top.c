@@ -246,6 +246,7 @@ struct top {
 	struct window w;
 	bool have_window;
 	struct timespec when;	/* wall clock (CLOCK_REALTIME) of the window's end */
+	__u64 read_ns[2];	/* how long reading its start and end samples took */
 	struct unresolved unresolved;	/* containers the last walk did not find */
 	struct top_row *rows;	/* containers that ran or waited, unsorted */
 	size_t nrows;
@@ -379,6 +380,8 @@ static int step(struct top *t)
 		err = window_compute(&t->prev, &t->cur, &t->w);
 		if (err)
 			return err;
+		t->read_ns[0] = t->prev.mono_end_ns - t->prev.mono_ns;
+		t->read_ns[1] = t->cur.mono_end_ns - t->cur.mono_ns;
 		tmp = t->prev;
 		t->prev = t->cur;
 		t->cur = tmp;
@@ -478,9 +481,9 @@ static int print_json(const struct top *t)
 {
 	json_object *doc = json_object_new_object(), *arr = json_object_new_array();
 	json_object *hier = json_object_new_object(), *col = json_object_new_object();
-	json_object *events = json_object_new_object();
+	json_object *events = json_object_new_object(), *reads;
 	struct top_row *v;
-	char when[32], stamp[48], num[32];
+	char when[32], stamp[64], num[32];
 	struct tm tm;
 	size_t i, n;
 
@@ -495,7 +498,7 @@ static int print_json(const struct top *t)
 	}
 	gmtime_r(&t->when.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(stamp, sizeof(stamp), "%s.%03ldZ", when, t->when.tv_nsec / 1000000);
+	snprintf(stamp, sizeof(stamp), "%s.%06ldZ", when, t->when.tv_nsec / 1000);
 	json_object_object_add(doc, "time", json_object_new_string(stamp));
 	snprintf(num, sizeof(num), "%.6g", t->o->delay);	/* 0.2, not 0.20000000000000001 */
 	json_object_object_add(doc, "period_s", json_object_new_double_s(t->o->delay, num));
@@ -515,6 +518,16 @@ static int print_json(const struct top *t)
 				       json_object_new_uint64(t->w.counters[i]));
 	json_object_object_add(col, "events", events);
 	json_object_object_add(col, "running_unread", json_object_new_int(t->w.running_unread));
+	/* A CPU's counters are read at some moment of its sample: these spans after the ends. */
+	if (!t->o->from) {
+		reads = json_object_new_array();
+		for (i = 0; i < 2; i++) {
+			snprintf(num, sizeof(num), "%.6f", t->read_ns[i] / 1e9);
+			json_object_array_add(reads, json_object_new_double_s(t->read_ns[i] / 1e9,
+									      num));
+		}
+		json_object_object_add(col, "reads_s", reads);
+	}
 	json_object_object_add(doc, "collector", col);
 	json_object_object_add(doc, "filter", json_object_new_string(top_filter_name(t->o->filter)));
 	json_object_object_add(doc, "sort", json_object_new_string(top_col_title(t->o->sort)));

@@ -50,7 +50,17 @@ rel=/koord-top-test-$$
 cgdir=$root$rel
 hog_rel=$rel/kubepods/besteffort/pod0a1b2c3d-4444-5555-6666-777788889999/hog
 mkdir -p "$root$hog_rel"
-(echo 0 > "$root$hog_rel/cgroup.procs" && exec timeout 120 taskset -c 0 sh -c 'while :; do :; done') &
+# It publishes its own CPU clock as it spins (twice, to tell a torn read): another process's
+# CPU clock, like its schedstat, lags a running task by up to a tick (4 ms steps at HZ=250).
+(echo 0 > "$root$hog_rel/cgroup.procs" && exec timeout 120 taskset -c 0 python3 -c '
+import mmap, os, struct, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+os.ftruncate(fd, 16)
+m = mmap.mmap(fd, 16)
+while True:
+    v = time.clock_gettime_ns(time.CLOCK_THREAD_CPUTIME_ID)
+    m[0:16] = struct.pack("QQ", v, v)
+' "$tmp/hog.clock") &
 pids+=($!)
 # a cgroup whose name holds a tab and an escape sequence, waking often on CPU 1
 evil_rel=$rel/evil$'\t'name$'\x1b'[31m
@@ -116,33 +126,37 @@ assert late and late[0]["qos"] == "BE" and late[0]["pod_uid"], docs[-1]["contain
 ' "$tmp/late.json" "$late_rel"
 
 # ---- batch JSON ----
-# A batch JSON of many short frames, the hog's CPU time (its process CPU clock, which unlike
-# /proc/PID/schedstat includes the run in progress) sampled every 2 ms with the wall clock alongside, to compare each frame over its own window: a running stretch counted twice
+# A batch JSON of many short frames, the hog's CPU time (its own thread CPU clock as it
+# publishes it: up to date to its last loop) sampled every 2 ms between two readings of the
+# wall clock, to compare each frame over its own window: a running stretch counted twice
 # at a sample (a switch between reading the CPU's state and its counters) shows as a frame
-# above schedstat and the next one below. Schedstat's time over a frame is known to lie
-# between the samples around its ends (a loaded machine delays the sampler, which widens that
-# range): the frame's share must be within 0.02 of it.
+# above the clock and the next one below. The clock at a moment is bounded by the last sample
+# read wholly before it and the first begun after it; koord-top read CPU 0 somewhere in the
+# span its sample took (reads_s) after each end. The hog's time between the two ends lies in
+# the range those bounds give (a loaded machine delays the sampler and koord-top, which widens
+# it; read with one wall time per sample, a sampler preempted between the wall clock and the
+# CPU clock made the range too narrow): the frame's share must be within 0.02 of it.
 FRAMES=${KOORD_TOP_FRAMES:-50}
 json_run() {
 	python3 -c '
-import ctypes, sys, time
-libc = ctypes.CDLL("libc.so.6", use_errno=True)
-d, clocks = sys.argv[1], {}
-def cpu_ns(pid):  # the process CPU clock: schedstat lags a running task by up to a tick
-    if pid not in clocks:
-        cid = ctypes.c_int()
-        if libc.clock_getcpuclockid(int(pid), ctypes.byref(cid)):
-            return 0
-        clocks[pid] = cid.value
-    try:
-        return time.clock_gettime_ns(clocks[pid])
-    except OSError:
-        return 0
+import os, struct, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+def hog_ns():  # the hog CPU clock as it last published it
+    while True:
+        a, b = struct.unpack("QQ", os.pread(fd, 16, 0))
+        if a == b:
+            return a
+def cpu0_unclocked():  # irq + softirq + steal of CPU 0, 10 ms ticks: no task clock counts them
+    with open("/proc/stat") as f:
+        for l in f:
+            if l.startswith("cpu0 "):
+                return sum(int(x) for x in l.split()[6:9])
 while True:
-    print(time.time(), sum(cpu_ns(p) for p in open(d + "/cgroup.procs").read().split()),
-          flush=True)
+    before = time.time()
+    ns = hog_ns()
+    print(before, ns, time.time(), cpu0_unclocked(), flush=True)
     time.sleep(0.002)
-' "$root$hog_rel" >"$tmp/sched.txt" &
+' "$tmp/hog.clock" >"$tmp/sched.txt" &
 	sampler=$!
 	pids+=($sampler)
 	lines_in() { wc -l <"$1"; }
@@ -153,15 +167,20 @@ while True:
 	for ((i = 0; i < 100; i++)); do [ "$(lines_in "$tmp/sched.txt")" -ge $((n + 2)) ] && break; sleep 0.05; done
 	kill $sampler 2>/dev/null
 }
-json_ok() { # the frames of the last json_run against schedstat
+json_ok() { # the frames of the last json_run against the hog's clock
 	python3 -c '
 import bisect, datetime, json, sys
 samples = [tuple(map(float, l.split())) for l in open(sys.argv[3])]
-ts = [x[0] for x in samples]
-def around(t):  # the hog on-CPU ns at the samples just before and after wall time t
-    i = bisect.bisect_left(ts, t)
-    assert 0 < i < len(ts), "frame outside the sampled interval"
-    return samples[i - 1][1], samples[i][1]
+begun = [x[0] for x in samples]
+ended = [x[2] for x in samples]
+def below(t, k=1):  # the hog on-CPU ns at most at wall time t: the last sample read wholly before
+    i = bisect.bisect_right(ended, t)
+    assert i > 0, "frame outside the sampled interval"
+    return samples[i - 1][k]
+def above(t, k=1):  # ... and at least: the first sample begun after it
+    i = bisect.bisect_left(begun, t)
+    assert i < len(samples), "frame outside the sampled interval"
+    return samples[i][k]
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == int(sys.argv[4]), len(lines)
 worst = widest = 0
@@ -184,8 +203,10 @@ for l in lines:
     end = datetime.datetime.strptime(d["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
         tzinfo=datetime.timezone.utc).timestamp()
     dur = d["duration_s"] * 1e9
-    (s0, s1), (e0, e1) = around(end - d["duration_s"]), around(end)
-    lo, hi = (e0 - s1) / dur, (e1 - s0) / dur
+    start = end - d["duration_s"]
+    (r0, r1) = d["collector"]["reads_s"]
+    lo = (below(end) - above(start + r0)) / dur
+    hi = (above(end + r1) - below(start)) / dur
     share = h["cpu_ns"] / dur
     off = share - hi if share > hi else share - lo if share < lo else 0
     if abs(off) >= abs(worst):
@@ -196,19 +217,21 @@ for l in lines:
     if off == worst:
         worst_seen = seen
     if (lo >= 0.6 and share <= 0.5) or abs(off) >= 0.02:
-        bad.append((d["time"], share, lo, hi, col["running_unread"], seen))
-print("  %d frames; the hog CPU share furthest outside the schedstat range by %+.4f "
+        lost = (above(end + r1, 3) - below(start, 3)) * 10
+        bad.append((d["time"], share, lo, hi, col["running_unread"], seen, lost))
+print("  %d frames; the hog CPU share furthest outside its clock range by %+.4f "
       "(the range at most %.4f wide; the collector events in that frame: %s)" % (len(lines), worst,
       widest, worst_seen))
 # what the collector says it missed in each such frame: the evidence for its cause
 for b in bad:
-    print("  frame %s: share %.4f, schedstat %.4f..%.4f; CPUs unread %d, events %s" % b)
+    print("  frame %s: share %.4f, its clock %.4f..%.4f; CPUs unread %d, events %s; CPU 0 in "
+          "interrupts or stolen: %d ms at most" % b)
 assert not bad
 ' "$tmp/batch.json" "$hog_rel" "$tmp/sched.txt" "$FRAMES"
 }
 json_run
 check "batch JSON exits 0" [ "$rc" -eq 0 ]
-check "batch JSON: $FRAMES documents, one per line, with the hog; its CPU share in every frame within 0.02 of schedstat's" json_ok
+check "batch JSON: $FRAMES documents, one per line, with the hog; its CPU share in every frame within 0.02 of its own CPU clock's" json_ok
 check "--filter BE shows only BE" python3 -c '
 import json, subprocess, sys
 out = subprocess.run([sys.argv[1], "-b", "-n", "1", "-d", "0.5", "--json", "--filter", "BE"],
