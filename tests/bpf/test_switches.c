@@ -117,7 +117,7 @@ static void exec_by_a_thread(void)
 	collector_close(col);
 }
 
-/* A process's CPU clock: unlike schedstat, it includes the run in progress. */
+/* A process's CPU clock. Read from another process it lags a running task by up to a tick. */
 static __u64 cpu_clock_ns(pid_t pid)
 {
 	struct timespec ts;
@@ -161,7 +161,8 @@ static double off_clock(const struct clocked_sample *a, const struct clocked_sam
 #define HIDDEN_FRAME_MS		500
 /*
  * The last sample splits a stretch by the running task's own clock, which
- * lags by up to a tick (10 ms at HZ=100): the next frame, not taken, gets it.
+ * lags by up to a tick (10 ms at HZ=100): the next frame, not taken, gets it;
+ * the task's process clock read here lags as much.
  */
 #define HIDDEN_LAG_NS		10e6
 
