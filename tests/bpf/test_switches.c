@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -117,18 +116,7 @@ static void exec_by_a_thread(void)
 	collector_close(col);
 }
 
-/* A process's CPU clock. Read from another process it lags a running task by up to a tick. */
-static __u64 cpu_clock_ns(pid_t pid)
-{
-	struct timespec ts;
-	clockid_t cid;
-
-	if (clock_getcpuclockid(pid, &cid) || clock_gettime(cid, &ts))
-		return 0;
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-/* The process clocks of @n tasks read just before (@pre) and after (@post) a sample. */
+/* The on-CPU time (schedstat) of 2 tasks read just before (@pre) and after (@post) a sample. */
 struct clocked_sample {
 	struct sample s;
 	__u64 pre[2], post[2];
@@ -139,10 +127,10 @@ static void clocked_sample(struct collector *col, const pid_t *pid, struct clock
 	int i;
 
 	for (i = 0; i < 2; i++)
-		cs->pre[i] = cpu_clock_ns(pid[i]);
+		cs->pre[i] = task_runtime_ns(pid[i]);
 	collector_sample(col, &cs->s);
 	for (i = 0; i < 2; i++)
-		cs->post[i] = cpu_clock_ns(pid[i]);
+		cs->post[i] = task_runtime_ns(pid[i]);
 }
 
 /*
@@ -162,7 +150,7 @@ static double off_clock(const struct clocked_sample *a, const struct clocked_sam
 /*
  * The last sample splits a stretch by the running task's own clock, which
  * lags by up to a tick (10 ms at HZ=100): the next frame, not taken, gets it;
- * the task's process clock read here lags as much.
+ * the tasks' schedstat read here lags as much.
  */
 #define HIDDEN_LAG_NS		10e6
 
