@@ -31,18 +31,27 @@ def cpu_hierarchy():
 
 
 class Tree:
-    """/koord-bench-PID[-TAG]/kubepods/{besteffort,burstable}/pod<uuid>/<name>."""
+    """/koord-bench-PID[-TAG]/kubepods/{besteffort,burstable}/pod<uuid>/<name>.
 
-    def __init__(self, tag=""):
+    @mirror: other v1 controllers (e.g. "memory") where every directory is made
+    too, as a kubelet makes each pod in every hierarchy (cgroup v1 only)."""
+
+    def __init__(self, tag="", mirror=()):
         self.hier, self.version = cpu_hierarchy()
         self.rel = f"/koord-bench-{os.getpid()}{tag}"
         self.path = self.hier + self.rel
+        self.mirrors = [f"/sys/fs/cgroup/{m}" for m in mirror] if self.version == 1 else []
+        for m in self.mirrors:
+            if not os.path.isdir(m):
+                raise RuntimeError(f"no {m} hierarchy to mirror the tree in")
         self._mkdir(self.path)
         _trees.append(self)
         self.kubepods = self.mkdir("kubepods")
 
     def _mkdir(self, path):
         os.mkdir(path)
+        for m in self.mirrors:
+            os.mkdir(m + self.relpath(path))
         if self.version == 2:	# v2: the cpu controller must be enabled for the children
             with open(os.path.join(path, "cgroup.subtree_control"), "w") as f:
                 f.write("+cpu")
@@ -65,10 +74,17 @@ class Tree:
         return path[len(self.hier):]
 
     def remove(self):
-        """Kill what still runs in the tree, then remove it bottom-up."""
-        if not os.path.isdir(self.path):
+        """Kill what still runs in the tree, then remove it bottom-up, mirrors too."""
+        for root in [self.hier] + self.mirrors:
+            self._remove(root + self.rel)
+        if self in _trees:
+            _trees.remove(self)
+
+    @staticmethod
+    def _remove(top):
+        if not os.path.isdir(top):
             return
-        dirs = [d for d, _, _ in os.walk(self.path)]
+        dirs = [d for d, _, _ in os.walk(top)]
         for d in dirs:
             for pid in read_pids(d):
                 try:
@@ -84,8 +100,6 @@ class Tree:
                     break
                 except OSError:		# killed tasks not reaped yet
                     time.sleep(0.01)
-        if self in _trees:
-            _trees.remove(self)
 
 
 def read_pids(cgroup):

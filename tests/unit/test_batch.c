@@ -370,12 +370,87 @@ static void test_node(void **state)
 	nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+#define BURST2	"/kubepods/burstable/pod44444444-2222-3333-4444-555555555555"
+
+/* One period of a new batch_node: its pods' memory and HP memory in MiB, and its reads. */
+static void mem_period(const struct container_table *t, const struct batch_host *host,
+		       double pods_mib, double hp_mib, unsigned long long levels,
+		       unsigned long long read, unsigned long long failed)
+{
+	struct cg_window cw = {};
+	struct window w = { .dur_ns = 1000000000, .v = &cw, .n = 0 };
+	struct batch_node b = {};
+	struct koord_config c;
+
+	config_defaults(&c);
+	assert_int_equal(batch_node_period(&b, &c, &w, t, host, 100), 0);
+	assert_true(b.mem_ok);
+	assert_float_equal(b.mem.pods_used, pods_mib * (1 << 20), 0);
+	assert_float_equal(b.mem.hp_used, hp_mib * (1 << 20), 0);
+	assert_int_equal(b.mem_levels, levels);
+	assert_int_equal(b.mem_cgroups, read);
+	assert_int_equal(b.mem_cgroups_failed, failed);
+	batch_node_free(&b);
+	config_free(&c);
+}
+
+/*
+ * The pods' memory from their QoS levels: one read per level; a pod is read
+ * only where it counts otherwise than its level says, or its level (or a
+ * sublevel) cannot be read. A pod file that is read when it should not be
+ * is unparseable: it would count as failed.
+ */
+static void test_node_levels(void **state)
+{
+	static const char *const paths[] = {
+		GUAR, GUAR "/c1", BURST, BURST "/c2", BURST2, BESTEF, BESTEF "/c3", YARN,
+	};
+	struct container_table t = {};
+	struct batch_host host = { .memory_version = 2, .cpus = 10 };
+	char meminfo[512], memroot[512], path[600];
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(root, sizeof(root), "%s/koord-batch-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(root));
+	table_of(&t, paths, sizeof(paths) / sizeof(paths[0]));
+	write_file("/meminfo", "MemTotal: 1048576 kB\nMemFree: 1000 kB\nMemAvailable: 434176 kB\n");
+	/* pods G 100, B 50, B2 70, BE 200 MiB; 5 MiB left in besteffort by a removed pod */
+	stat_file("/kubepods", 425 << 20);
+	stat_file("/kubepods/burstable", 120 << 20);
+	stat_file("/kubepods/besteffort", 205 << 20);
+	write_file("/mem" GUAR "/memory.stat", "not read\n");
+	stat_file(BURST, 50 << 20);
+	write_file("/mem" BURST2 "/memory.stat", "not read\n");
+	write_file("/mem" BESTEF "/memory.stat", "not read\n");
+	stat_file(YARN, 30 << 20);
+	snprintf(meminfo, sizeof(meminfo), "%s/meminfo", root);
+	snprintf(memroot, sizeof(memroot), "%s/mem", root);
+	host.meminfo = meminfo;
+	host.memory_root = memroot;
+
+	/* the levels alone (and the YARN container, in none): HP is guaranteed + burstable */
+	mem_period(&t, &host, 425 + 30, 100 + 120, 3, 1, 0);
+	/* a burstable koord-batch pod is read and taken out of HP */
+	set_prio(&t, BURST, PRIO_BATCH);
+	mem_period(&t, &host, 425 + 30, 100 + 70, 3, 2, 0);
+	/* besteffort unreadable: its pods and the root's (whose own part is unknown) one by one */
+	stat_file(GUAR, 100 << 20);
+	stat_file(BESTEF, 200 << 20);
+	snprintf(path, sizeof(path), "%s/mem/kubepods/besteffort/memory.stat", root);
+	assert_int_equal(remove(path), 0);
+	mem_period(&t, &host, 120 + 100 + 200 + 30, 70 + 100, 2, 4, 0);
+
+	container_table_free(&t);
+	nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_avg),
 		cmocka_unit_test(test_memory_stat),
+		cmocka_unit_test(test_node_levels),
 		cmocka_unit_test(test_node),
 	};
 
