@@ -54,6 +54,9 @@ int detect_update(struct detector *d, const struct window *w, const struct conta
 	for (i = 0; i < w->n; i++) {
 		const struct cg_window *cw = &w->v[i];
 
+		/* no wait ended: nothing over a threshold, so no streak (as if never seen) */
+		if (!cw->wait_count)
+			continue;
 		ct = container_table_get(t, cw->cgid);
 		if (!ct || !KC_IS_ONLINE(ct->ident.qos))
 			continue;

@@ -369,9 +369,10 @@ static void ring_push(struct enforcer *e, const struct window *w, const struct c
 	effect_waits_of(NULL, w, t, &e->ring[e->ring_next]);
 	CPU_ZERO(cpus);
 	for (i = 0; i < w->npc; i++) {
+		if (!w->pc[i].steal_be_ns || w->pc[i].cpu >= CPU_SETSIZE)
+			continue;
 		c = container_table_get(t, w->pc[i].cgid);
-		if (c && KC_IS_ONLINE(c->ident.qos) && w->pc[i].steal_be_ns &&
-		    w->pc[i].cpu < CPU_SETSIZE)
+		if (c && KC_IS_ONLINE(c->ident.qos))
 			CPU_SET(w->pc[i].cpu, cpus);
 	}
 	e->ring_next = (e->ring_next + 1) % ACT_RING;

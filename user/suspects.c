@@ -127,7 +127,7 @@ int suspects_rank(const struct window *w, const struct container_table *t, struc
 		goto out;
 	for (i = 0; i < w->n; i++) {
 		out->inflicted_online_ns += w->v[i].inflicted_online_ns;
-		if (qos_of(t, w->v[i].cgid) == KC_BE && w->v[i].inflicted_online_ns)
+		if (w->v[i].inflicted_online_ns && qos_of(t, w->v[i].cgid) == KC_BE)
 			out->v[out->n++] = (struct suspect){ .cgid = w->v[i].cgid,
 				.inflicted_online_ns = w->v[i].inflicted_online_ns };
 	}

@@ -226,7 +226,7 @@ int cg_cpu_part_cmp(const void *x, const void *y)
 	return a->cpu < b->cpu ? -1 : a->cpu > b->cpu;
 }
 
-/* Per container and CPU increases, for pairing culprits with victims (both sorted: a merge). */
+/* Per container and CPU increases, for pairing culprits with victims (both sorted: a merge); only those that rose. */
 static int diff_parts(const struct sample *a, const struct sample *b, struct window *w)
 {
 	const struct cg_cpu_part *pa;
@@ -249,6 +249,8 @@ static int diff_parts(const struct sample *a, const struct sample *b, struct win
 			d->steal_be_ns = delta(pa->steal_be_ns, pb->steal_be_ns);
 			d->inflicted_online_ns = delta(pa->inflicted_online_ns, pb->inflicted_online_ns);
 		}
+		if (!d->steal_be_ns && !d->inflicted_online_ns)
+			w->npc--;	/* no pairing here in this window */
 	}
 	return 0;
 }
@@ -265,7 +267,7 @@ int window_compute(const struct sample *a, const struct sample *b, struct window
 	w->running_unread = b->running_unread;
 	if (!b->n)
 		return 0;
-	w->v = calloc(b->n, sizeof(*w->v));
+	w->v = malloc(b->n * sizeof(*w->v));	/* diff_one() sets every field */
 	if (!w->v)
 		return -ENOMEM;
 	/* both sorted by container: one merge, no lookups */

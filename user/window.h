@@ -42,6 +42,7 @@ struct sample {
 	enum pmu_source pmu_source;	/* PMU_SOURCE_OFF: no counters */
 	__u64 counters[CNT_NR];
 	__u32 running_unread;	/* CPUs whose running stretch was left to the next sample */
+	__u32 read;		/* containers read from the maps; the others were as at the last sample */
 	struct cg_sample *v;
 	size_t n, cap;
 	struct cg_cpu_part *pc;
@@ -77,7 +78,7 @@ struct window {
 	size_t n;
 	struct hist_cell *cells;	/* every container's hist, one after another */
 	size_t ncells;
-	struct cg_cpu_part *pc;	/* increases per container and CPU, sorted */
+	struct cg_cpu_part *pc;	/* increases per container and CPU, sorted; none of 0 */
 	size_t npc;
 };
 

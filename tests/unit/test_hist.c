@@ -372,6 +372,45 @@ static void window_hist_merge(void **state)
 	}
 }
 
+/* A window's parts are the ones that rose: pairing reads nothing else. */
+static void window_parts_rose(void **state)
+{
+	struct cg_cpu_part pa[] = {
+		{ .cgid = 1, .cpu = 0, .steal_be_ns = 5, .inflicted_online_ns = 0 },
+		{ .cgid = 1, .cpu = 1, .steal_be_ns = 7, .inflicted_online_ns = 0 },
+		{ .cgid = 2, .cpu = 0, .steal_be_ns = 0, .inflicted_online_ns = 9 },
+	};
+	struct cg_cpu_part pb[] = {
+		{ .cgid = 1, .cpu = 0, .steal_be_ns = 5, .inflicted_online_ns = 0 },	/* the same */
+		{ .cgid = 1, .cpu = 1, .steal_be_ns = 10, .inflicted_online_ns = 0 },
+		{ .cgid = 2, .cpu = 0, .steal_be_ns = 0, .inflicted_online_ns = 9 },	/* the same */
+		{ .cgid = 3, .cpu = 1, .steal_be_ns = 0, .inflicted_online_ns = 4 },	/* new */
+	};
+	struct sample a = { .mono_ns = 0 }, b = { .mono_ns = 1000 };
+	struct window w;
+	__u64 id;
+
+	for (id = 1; id <= 3; id++) {
+		add(&a, id, 10, 1, 100, 100);
+		add(&b, id, 20, 2, 200, 100);
+	}
+	a.pc = pa;
+	a.npc = 3;
+	b.pc = pb;
+	b.npc = 4;
+	assert_int_equal(window_compute(&a, &b, &w), 0);
+	assert_int_equal(w.npc, 2);
+	assert_int_equal(w.pc[0].cgid, 1);
+	assert_int_equal(w.pc[0].cpu, 1);
+	assert_int_equal(w.pc[0].steal_be_ns, 3);
+	assert_int_equal(w.pc[1].cgid, 3);
+	assert_int_equal(w.pc[1].inflicted_online_ns, 4);
+	window_free(&w);
+	a.pc = b.pc = NULL;	/* not the samples' own */
+	sample_free(&a);
+	sample_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -385,6 +424,7 @@ int main(void)
 		cmocka_unit_test(window_hist_sparse),
 		cmocka_unit_test(sample_buckets_set),
 		cmocka_unit_test(window_hist_merge),
+		cmocka_unit_test(window_parts_rose),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
