@@ -85,6 +85,13 @@ enum koord_pmu {
 };
 
 /*
+ * Slots of the touch array (sched.bpf.c's touched[]): past it slots share
+ * entries, which makes user space read a container that did not change,
+ * never skip one that did.
+ */
+#define TOUCH_SLOTS	(1u << 16)
+
+/*
  * Per container and CPU, in the cg_cpu array at cpu * nr_slots + slot (the
  * container's slot is in cg_slot; one CPU's entries are contiguous, so CPUs
  * do not share lines). Written only by that CPU under its run-queue lock (so

@@ -178,13 +178,33 @@ static __always_inline struct task_state *task_state(struct task_struct *p, bool
 	return ts;
 }
 
-/* The counters of the container in @slot on @cpu; NULL for no slot. */
+/*
+ * Per slot (modulo TOUCH_SLOTS), the low byte of the sampling epoch in which
+ * its counters were last taken for a change: user space reads only the
+ * containers touched since its last sample, and those running, not every
+ * container on every CPU. Written once an epoch, so the lines stay shared.
+ * A global array, not a map: a map lookup's NULL test doubled the states
+ * the verifier explored in the switch program.
+ */
+__u8 touched[TOUCH_SLOTS];
+
+static __always_inline void touch(__u32 slot)
+{
+	__u8 e = epoch;
+	__u32 k = slot & (TOUCH_SLOTS - 1);
+
+	if (touched[k] != e)
+		touched[k] = e;
+}
+
+/* The counters of the container in @slot on @cpu, taken for a change; NULL for no slot. */
 static __always_inline struct cg_cpu_stats *cg_cpu_stats(__u32 slot, __u32 cpu)
 {
 	__u32 i = cpu * nr_slots + slot;
 
 	if (!slot)
 		return NULL;
+	touch(slot);
 	return bpf_map_lookup_elem(&cg_cpu, &i);
 }
 
@@ -959,6 +979,7 @@ static __always_inline int on_cgroup_rmdir(struct cgroup *cgrp)
 	if (bpf_map_delete_elem(&cg_slot, &cgid))
 		return 0;	/* another CPU is removing it */
 	__sync_fetch_and_add(&slot_gen, 1);
+	touch(slot);
 	now = bpf_ktime_get_ns();
 	for (cpu = 0; cpu < nr_cpus && cpu < KOORD_MAX_CPUS; cpu++) {
 		i = cpu * nr_slots + slot;

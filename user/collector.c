@@ -22,6 +22,12 @@
 #define MAX_CG_CPU_ENTRIES	(1u << 20)
 /* A running stretch longer than this is checked against what runs (one IPI). */
 #define OBSERVE_MIN_NS		1000000ull
+/*
+ * Every this many samples all containers are read, touched or not: a BPF
+ * program that read the epoch before a sample and wrote its counters after
+ * the next one (two whole periods later) would otherwise be missed.
+ */
+#define READ_ALL_EVERY		64
 
 struct collector {
 	struct koord *skel;
@@ -70,6 +76,22 @@ struct collector {
 	} pool[2];
 	unsigned int cur;	/* pool[cur]: this sample's, pool[!cur]: the last one's */
 	__u64 gen;
+	/*
+	 * Per slot, the container's sums at the last sample (gen), its parts
+	 * in the other parts pool: a container BPF did not touch since, and
+	 * not running, is taken from here instead of read from every CPU.
+	 */
+	struct slot_last {
+		__u64 cgid;
+		__u64 gen;
+		struct cg_cpu_stats s;
+		__u32 pc_off, npc;
+	} *last;
+	struct part_pool {
+		struct cg_cpu_part *v;
+		size_t n, cap;
+	} parts[2];
+	__u64 *running_gen;	/* [slot]: gen when it was seen running on a CPU */
 };
 
 /* The verifier's reason for refusing the last program, from libbpf's load log. */
@@ -406,11 +428,14 @@ static int slots_open(struct collector *c)
 	if (p == MAP_FAILED)
 		goto fail;
 	c->cpus = p;
+	c->last = calloc(c->nr_slots, sizeof(*c->last));
+	c->running_gen = calloc(c->nr_slots, sizeof(*c->running_gen));
 	c->refs = calloc(c->nr_slots, sizeof(*c->refs));
 	c->dump.keys = calloc(c->nr_slots, sizeof(*c->dump.keys));
 	c->dump.vals = calloc(c->nr_slots, sizeof(*c->dump.vals));
 	c->shist = calloc(c->nr_slots, sizeof(*c->shist));
-	if (!c->refs || !c->dump.keys || !c->dump.vals || !c->shist)
+	if (!c->refs || !c->dump.keys || !c->dump.vals || !c->shist || !c->last ||
+	    !c->running_gen)
 		return -ENOMEM;
 	return 0;
 fail:
@@ -577,6 +602,10 @@ void collector_close(struct collector *c)
 	free(c->shist);
 	free(c->pool[0].v);
 	free(c->pool[1].v);
+	free(c->last);
+	free(c->running_gen);
+	free(c->parts[0].v);
+	free(c->parts[1].v);
 	free(c);
 }
 
@@ -915,6 +944,63 @@ static int read_container(struct collector *c, const struct slot_ref *r,
 	return 1;
 }
 
+/* Keep @cs's sums and its parts (the last @npc of s->pc) for the next sample. */
+static int keep_last(struct collector *c, const struct slot_ref *r, const struct sample *s,
+		     const struct cg_sample *cs, size_t npc)
+{
+	struct part_pool *p = &c->parts[c->cur];
+	size_t cap = p->cap ? p->cap : 1024;
+	void *v;
+
+	if (p->n + npc > p->cap) {
+		while (cap < p->n + npc)
+			cap *= 2;
+		v = realloc(p->v, cap * sizeof(*p->v));
+		if (!v)
+			return -ENOMEM;
+		p->v = v;
+		p->cap = cap;
+	}
+	memcpy(p->v + p->n, s->pc + s->npc - npc, npc * sizeof(*p->v));
+	c->last[r->slot] = (struct slot_last){ r->cgid, c->gen, cs->s, p->n, npc };
+	p->n += npc;
+	return 0;
+}
+
+/*
+ * Is @r's container as at the last sample? Not when BPF touched it in the
+ * epoch closed now (@e), the one before (a program that read the epoch
+ * before the last sample and wrote after it) or the new one; not when it
+ * runs on a CPU (its stretch grows untouched); not every READ_ALL_EVERY.
+ */
+static bool unchanged(const struct collector *c, const struct slot_ref *r, __u64 e)
+{
+	const struct slot_last *l = &c->last[r->slot];
+	__u8 t = __atomic_load_n(&c->skel->bss->touched[r->slot & (TOUCH_SLOTS - 1)],
+				 __ATOMIC_RELAXED);
+
+	return c->gen % READ_ALL_EVERY && l->gen + 1 == c->gen && l->cgid == r->cgid &&
+	       c->running_gen[r->slot] != c->gen && (__u8)(t - (__u8)(e - 1)) > 2;
+}
+
+/* @cs and its parts as at the last sample, kept again for the next one. */
+static int from_last(struct collector *c, const struct slot_ref *r, struct sample *s,
+		     struct cg_sample *cs)
+{
+	const struct slot_last *l = &c->last[r->slot];
+
+	cs->s = l->s;
+	cs->epoch_max = 0;	/* no wait ended since */
+	memcpy(s->pc + s->npc, c->parts[!c->cur].v + l->pc_off, l->npc * sizeof(*s->pc));
+	s->npc += l->npc;
+	if (keep_last(c, r, s, cs, l->npc))
+		return -ENOMEM;
+	/* A histogram with waits only: containers that never waited stay untouched. */
+	if (cs->s.wait_count && read_hist(c, r, s, cs))
+		return -ENOMEM;
+	return 0;
+}
+
 /* One reading of everything into @s, closing @epoch's maxima; 0 or -errno. */
 static int sample_once(struct collector *c, struct sample *s, __u64 epoch)
 {
@@ -926,7 +1012,9 @@ static int sample_once(struct collector *c, struct sample *s, __u64 epoch)
 
 	s->n = 0;
 	s->ncells = 0;
+	s->read = 0;
 	c->pool[c->cur].n = 0;
+	c->parts[c->cur].n = 0;
 	memset(s->counters, 0, sizeof(s->counters));
 	err = read_counters(c, s);
 	if (err)
@@ -935,6 +1023,12 @@ static int sample_once(struct collector *c, struct sample *s, __u64 epoch)
 	listed = mono_ns();
 	s->mono_ns = listed;
 	read_running(c, s, running);
+	for (i = 0; i < c->nr_cpus; i++) {
+		if (running[i].slot < c->nr_slots)
+			c->running_gen[running[i].slot] = c->gen;
+		if (running[i].rec_slot < c->nr_slots)
+			c->running_gen[running[i].rec_slot] = c->gen;
+	}
 	n = read_slots(c);
 	if (n < 0)
 		return n;
@@ -945,14 +1039,26 @@ static int sample_once(struct collector *c, struct sample *s, __u64 epoch)
 		return -ENOMEM;
 	/* In cgid order, so the sample and its parts are sorted as they are built. */
 	for (i = 0; i < n; i++) {
-		cs = sample_add(s, c->refs[i].cgid);
+		const struct slot_ref *r = &c->refs[i];
+		size_t npc = s->npc;
+
+		cs = sample_add(s, r->cgid);
 		if (!cs)
 			return -ENOMEM;
-		err = read_container(c, &c->refs[i], running, listed, epoch, s, cs);
+		if (unchanged(c, r, epoch)) {
+			err = from_last(c, r, s, cs);
+			if (err)
+				return err;
+			continue;
+		}
+		s->read++;
+		err = read_container(c, r, running, listed, epoch, s, cs);
 		if (err < 0)
 			return err;
 		if (!err)
 			s->n--;
+		else if (keep_last(c, r, s, cs, s->npc - npc))
+			return -ENOMEM;
 	}
 	s->mono_end_ns = mono_ns();
 	s->pmu_source = c->pmu_source;
