@@ -67,11 +67,14 @@
  * 10 s that was ~30 ms per period.
  */
 #define RESCAN_S	60.0
+/* Walks between periods (react()) at most this often. */
+#define REACT_GAP_S	0.1
 
 static volatile sig_atomic_t stop, reload;
 static bool urgent;	/* a wait behind a container not known yet: walk now */
 static __u64 urgent_id;	/* that container */
 static __u64 urgent_wait_ns;	/* the online wait its record reported */
+static double react_after;	/* react() walks at most every REACT_GAP_S: not before this */
 
 static void on_signal(int sig)
 {
@@ -1208,8 +1211,8 @@ static int period(struct daemon *d)
 	d->last_work = now_s() - t0;
 	publish(now_s());	/* under the lock: no body of the last period is kept after this */
 	pthread_mutex_unlock(&last.lock);
-	log_debug("period: %zu containers, %zu known, %.1f ms", d->prev.n, d->table.n,
-		  d->last_work * 1e3);
+	log_debug("period: %zu containers, %u read, %zu known, %.1f ms", d->prev.n, d->prev.read,
+		  d->table.n, d->last_work * 1e3);
 	return 0;
 }
 
@@ -1232,38 +1235,44 @@ static int on_event(void *ctx, const struct long_wait_event *ev)
 	return 0;
 }
 
-/* A walk and the BE wake-up priority between periods, at most every 100 ms. */
+/*
+ * A walk and the BE wake-up priority between periods. Called only once
+ * react_after has passed: a record that comes sooner (a pod's second
+ * container, 50 ms after its first) waits for it instead of for the period.
+ */
 static void react(struct daemon *d)
 {
-	static double last_at;
-	double now = now_s();
 	const struct container *c;
 	char name[512];
 
 	urgent = false;
-	if (now - last_at < 0.1)
-		return;
-	last_at = now;
+	react_after = now_s() + REACT_GAP_S;
 	pthread_mutex_lock(&last.lock);
 	rescan(d);
 	c = container_table_get(&d->table, urgent_id);
 	log_info("an online wait of %.1f ms behind %s, new since the last walk: walked at once",
 		 urgent_wait_ns / 1e6,
 		 c ? container_label(c, name, sizeof(name)) : "a container the walk does not find");
-	enforcer_react(d->enf, &d->table, now);
+	enforcer_react(d->enf, &d->table, now_s());
 	pthread_mutex_unlock(&last.lock);
 	/* still unknown (gone already, too deep): its next records do not walk again */
 	if (!c)
 		unresolved_add(&d->unresolved, urgent_id);
 }
 
-/* Until @deadline (CLOCK_MONOTONIC seconds) or a signal, draining long-wait records. */
+/*
+ * Until @deadline (CLOCK_MONOTONIC seconds), a signal, or a record that asks
+ * for react() once it may run, draining long-wait records.
+ */
 static void sleep_until(struct collector *col, double deadline)
 {
-	double left;
+	double left, now;
 	int err;
 
-	while (!stop && !urgent && (left = deadline - now_s()) > 0) {
+	while (!stop && (now = now_s()) < deadline) {
+		if (urgent && now >= react_after)
+			return;
+		left = (urgent && react_after < deadline ? react_after : deadline) - now;
 		err = collector_poll(col, left > 0.25 ? 250 : (int)(left * 1000) + 1);
 		if (err < 0 && err != -EINTR) {
 			log_warn("reading long-wait records: %s", strerror(-err));

@@ -6,7 +6,9 @@ at 100, 1,000 and 10,000 containers; run by `sudo make bench-scale`.
 For each size N, a kubepods-shaped tree of N real cgroups is made in the cpu
 hierarchy (/koord-bench-PID/kubepods/{besteffort,burstable}/pod<uuid>/c{0,1}:
 N/2 pods of two containers, half besteffort, half burstable, so classification
-runs on every one). build/koord-bpf is started on it
+runs on every one), and the same tree in the memory hierarchy (--mirror), as a
+kubelet makes every pod in every v1 hierarchy: the daemon reads the pods'
+memory for the batch capacity. build/koord-bpf is started on it
 (--max-containers 16384), without a config (measurement only) and with an
 enforcement config (resourceUsedThresholdWithBE.enable, cgroupRoots the tree's
 kubepods). Then --hoppers processes (build/bench/koord-bench-work hop, each a
@@ -108,7 +110,7 @@ class Hopper:
 
 
 def period_lines(d):
-    """The daemon's "period: N containers, M known, T ms" debug lines so far (-v)."""
+    """The daemon's "period: N containers, R read, M known, T ms" debug lines so far (-v)."""
     with open(d.log, errors="replace") as f:
         return [float(l.rsplit(",", 1)[1].split()[0]) for l in f if "debug: period: " in l]
 
@@ -171,7 +173,7 @@ def one_daemon(tree, dirs, cfg, a, out):
 
 def run_size(n, cfgs, a, out):
     t = time.monotonic()
-    tree = cgbench.Tree()
+    tree = cgbench.Tree(mirror=[m for m in a.mirror.split(",") if m])
     try:
         # two containers per pod: every cgroup, pods included, takes a slot of the class
         # map (--max-containers), and 10,000 one-container pods would need 20,003 slots
@@ -250,6 +252,9 @@ def main():
     ap.add_argument("--sizes", default="100,1000,10000",
                     help="container counts, comma-separated (default: %(default)s)")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--mirror", default="memory",
+                    help="v1 controllers the tree is made in too, as a kubelet does "
+                         "(default memory: the daemon reads the pods' memory); \"\" for none")
     ap.add_argument("--periods", type=int, default=10, help="periods measured (default 10)")
     ap.add_argument("--warmup", type=int, default=3, help="periods before measuring (default 3)")
     ap.add_argument("--period", type=float, default=1.0)
