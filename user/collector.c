@@ -961,7 +961,8 @@ static int keep_last(struct collector *c, const struct slot_ref *r, const struct
 		p->v = v;
 		p->cap = cap;
 	}
-	memcpy(p->v + p->n, s->pc + s->npc - npc, npc * sizeof(*p->v));
+	if (npc)	/* the pool may be unallocated yet: memcpy of NULL is undefined even for 0 */
+		memcpy(p->v + p->n, s->pc + s->npc - npc, npc * sizeof(*p->v));
 	c->last[r->slot] = (struct slot_last){ r->cgid, c->gen, cs->s, p->n, npc };
 	p->n += npc;
 	return 0;
@@ -991,7 +992,8 @@ static int from_last(struct collector *c, const struct slot_ref *r, struct sampl
 
 	cs->s = l->s;
 	cs->epoch_max = 0;	/* no wait ended since */
-	memcpy(s->pc + s->npc, c->parts[!c->cur].v + l->pc_off, l->npc * sizeof(*s->pc));
+	if (l->npc)
+		memcpy(s->pc + s->npc, c->parts[!c->cur].v + l->pc_off, l->npc * sizeof(*s->pc));
 	s->npc += l->npc;
 	if (keep_last(c, r, s, cs, l->npc))
 		return -ENOMEM;
