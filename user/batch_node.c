@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "batch_node.h"
@@ -116,13 +117,10 @@ static int mem_read(const struct batch_host *host, const char *path, unsigned lo
 struct mem_level {
 	const struct container *c;
 	size_t len;			/* of its path */
-	struct container dflt;		/* how a pod directly in it counts without the kubelet's word */
+	bool hp;			/* its pods are high priority without the kubelet's word */
 	unsigned long long total, own;	/* hierarchical; less its sublevels' */
 	bool read, whole;		/* total read; own known (every sublevel read too) */
 };
-
-/* Levels per node: kubepods, burstable, besteffort under each root; more are read pod by pod. */
-#define MEM_LEVELS_MAX	16
 
 /* Is @child's path one component below @parent's? */
 static bool directly_in(const char *child, size_t child_len, const struct mem_level *parent)
@@ -131,52 +129,52 @@ static bool directly_in(const char *child, size_t child_len, const struct mem_le
 	       child[parent->len] == '/' && !strchr(child + parent->len + 1, '/');
 }
 
-static void count_unit(const struct container *c, double v[BV_NR], double bytes)
+/* @bytes (negative: taken out) as pods' memory, and high-priority pods' with @hp. */
+static void count_mem(double v[BV_NR], bool hp, double bytes)
 {
-	if (!is_pod(c))
-		return;
 	v[BV_MEM_PODS] += bytes;
-	if (is_hp(c))
+	if (hp)
 		v[BV_MEM_HP] += bytes;
 }
 
-static bool counts_alike(const struct container *a, const struct container *b)
+/*
+ * The QoS levels of @t with their totals read, and what their own pods hold;
+ * their count in *@n. NULL with *@n 0 when there are none, or no memory.
+ */
+static struct mem_level *mem_levels(struct batch_node *b, const struct container_table *t,
+				    const struct batch_host *host, size_t *n)
 {
-	return is_pod(a) == is_pod(b) && (!is_pod(a) || is_hp(a) == is_hp(b));
-}
+	struct mem_level *lv = NULL, *l;
+	size_t i, j, cnt = 0;
 
-/* The levels of @t, their totals read, and what their own pods hold; their count. */
-static size_t mem_levels(struct batch_node *b, const struct container_table *t,
-			 const struct batch_host *host, struct mem_level lv[MEM_LEVELS_MAX])
-{
-	size_t i, j, n = 0;
-
-	for (i = 0; i < t->n && n < MEM_LEVELS_MAX; i++) {
+	*n = 0;
+	for (i = 0; i < t->n; i++)
+		cnt += t->v[i].ident.kind == CG_QOS_ROOT;
+	if (!cnt || !(lv = calloc(cnt, sizeof(*lv))))
+		return NULL;
+	for (i = 0; i < t->n; i++) {
 		const struct container *c = &t->v[i];
-		struct mem_level *l = &lv[n];
 
 		if (c->ident.kind != CG_QOS_ROOT)
 			continue;
+		l = &lv[(*n)++];
 		*l = (struct mem_level){ .c = c, .len = strlen(c->path) };
 		/* burstable and besteffort pods take the level's class; the root's are guaranteed */
-		l->dflt.ident.qos = c->ident.qos == KC_LS || c->ident.qos == KC_BE ? c->ident.qos
-										  : KC_LSR;
-		l->dflt.ident.kind = CG_POD;
+		l->hp = c->ident.qos != KC_BE;
 		l->read = !mem_read(host, c->path, &l->total);
 		b->mem_levels += l->read;
-		n++;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < *n; i++) {
 		lv[i].own = lv[i].total;
 		lv[i].whole = lv[i].read;
-		for (j = 0; j < n && lv[i].whole; j++) {
+		for (j = 0; j < *n && lv[i].whole; j++) {
 			if (j == i || !directly_in(lv[j].c->path, lv[j].len, &lv[i]))
 				continue;
 			lv[i].whole = lv[j].read;
 			lv[i].own -= lv[i].own < lv[j].total ? lv[i].own : lv[j].total;
 		}
 	}
-	return n;
+	return lv;
 }
 
 /*
@@ -192,8 +190,8 @@ static size_t mem_levels(struct batch_node *b, const struct container_table *t,
 static void mem_used(struct batch_node *b, const struct container_table *t,
 		     const struct batch_host *host, double v[BV_NR])
 {
-	struct mem_level lv[MEM_LEVELS_MAX];
 	const struct mem_level *in;
+	struct mem_level *lv;
 	unsigned long long bytes;
 	const struct container *c;
 	size_t i, k, n, len;
@@ -201,10 +199,10 @@ static void mem_used(struct batch_node *b, const struct container_table *t,
 	b->mem_cgroups = b->mem_cgroups_failed = b->mem_levels = 0;
 	if (!host->memory_root || !*host->memory_root)
 		return;
-	n = mem_levels(b, t, host, lv);
+	lv = mem_levels(b, t, host, &n);
 	for (k = 0; k < n; k++)
 		if (lv[k].whole)
-			count_unit(&lv[k].dflt, v, lv[k].own);
+			count_mem(v, lv[k].hp, lv[k].own);
 	for (i = 0; i < t->n; i++) {
 		c = &t->v[i];
 		if (!memory_unit(c))
@@ -213,17 +211,19 @@ static void mem_used(struct batch_node *b, const struct container_table *t,
 		for (k = 0, in = NULL; k < n && !in; k++)
 			if (lv[k].whole && directly_in(c->path, len, &lv[k]))
 				in = &lv[k];
-		if (in && counts_alike(c, &in->dflt))
-			continue;
+		if (in && is_pod(c) && is_hp(c) == in->hp)
+			continue;	/* counted with its level */
 		b->mem_cgroups++;
 		if (mem_read(host, c->path, &bytes)) {
 			b->mem_cgroups_failed++;	/* gone since the walk, or not a memory cgroup */
 			continue;
 		}
 		if (in)		/* counted with its level: as it counts instead */
-			count_unit(&in->dflt, v, -(double)bytes);
-		count_unit(c, v, bytes);
+			count_mem(v, in->hp, -(double)bytes);
+		if (is_pod(c))
+			count_mem(v, is_hp(c), bytes);
 	}
+	free(lv);
 	v[BV_MEM_PODS] = v[BV_MEM_PODS] > 0 ? v[BV_MEM_PODS] : 0;
 	v[BV_MEM_HP] = v[BV_MEM_HP] > 0 ? v[BV_MEM_HP] : 0;
 }
