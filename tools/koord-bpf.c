@@ -926,12 +926,6 @@ static int rescan(struct daemon *d)
 }
 
 /*
- * Walk again when containers appear that the last walk did not know, or every
- * RESCAN_S. Past the first period only containers new since the previous
- * sample are looked up (both are sorted): the others were known, or listed
- * unresolved, a period ago.
- */
-/*
  * Is the kubelet's pod list recent enough to evict pods by? Three polls
  * missed, each given its timeout, and it is not: a cgroup alone does not
  * say whose pod it is (docs/enforcement.md#eviction).
@@ -943,6 +937,12 @@ static bool pods_fresh(const struct daemon *d)
 	return age >= 0 && age <= 3 * d->cfg.kubelet.interval_s + d->cfg.kubelet.timeout_s;
 }
 
+/*
+ * Walk again when containers appear that the last walk did not know, or every
+ * RESCAN_S. Past the first period only containers new since the previous
+ * sample are looked up (both are sorted): the others were known, or listed
+ * unresolved, a period ago.
+ */
 static void maybe_rescan(struct daemon *d)
 {
 	bool fresh = unresolved_fresh(&d->unresolved, &d->table, &d->cur,

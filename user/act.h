@@ -55,6 +55,7 @@ struct enforcer {
 	 * tasks pay for.
 	 */
 	__u64 workload;
+	unsigned long long workload_gen;	/* the table's gen it is of */
 	__u64 adopted;			/* the workload whose new cpusets were looked at */
 	bool rolled[ACT_KIND_NR];
 	__u64 rolled_workload[ACT_KIND_NR];

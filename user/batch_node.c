@@ -64,7 +64,8 @@ static bool is_pod(const struct container *c)
 	return KC_IS_ONLINE(c->ident.qos) || c->ident.qos == KC_BE;
 }
 
-static void cpu_used(const struct window *w, const struct container_table *t, double v[BV_NR])
+static void cpu_used(struct batch_node *b, const struct window *w, const struct container_table *t,
+		     double v[BV_NR])
 {
 	const struct container *c;
 	double cores;
@@ -82,11 +83,16 @@ static void cpu_used(const struct window *w, const struct container_table *t, do
 		if (is_hp(c) && !cpu_at_request(c))
 			v[BV_CPU_HP] += cores;
 	}
-	for (i = 0; i < t->n; i++) {
-		c = &t->v[i];
-		if (c->ident.kind == CG_POD && cpu_at_request(c) && is_hp(c))
-			v[BV_CPU_HP] += c->ident.cpu_request;
+	if (b->hp_request_gen != t->gen) {	/* a walk's result: summed once per walk */
+		b->hp_request = 0;
+		for (i = 0; i < t->n; i++) {
+			c = &t->v[i];
+			if (c->ident.kind == CG_POD && cpu_at_request(c) && is_hp(c))
+				b->hp_request += c->ident.cpu_request;
+		}
+		b->hp_request_gen = t->gen;
 	}
+	v[BV_CPU_HP] += b->hp_request;
 }
 
 /* A pod's cgroup, or a YARN container's own directory outside any pod: counted once. */
@@ -236,21 +242,21 @@ int batch_node_period(struct batch_node *b, const struct koord_config *c, const 
 	char buf[8192];
 	int r;
 
-	cpu_used(w, t, v);
+	cpu_used(b, w, t, v);
 	v[BV_CPU_HP] += host->unseen_cpu;
 	b->mem_ok = !read_small(host->meminfo, buf, sizeof(buf)) &&
 		    !meminfo_parse(buf, &total, &avail) && total >= avail;
 	if (b->mem_ok) {
 		v[BV_MEM_NODE] = total - avail;
 		if (!b->mem_read_at || now_s - b->mem_read_at >= BATCH_MEM_REFRESH_S ||
-		    now_s < b->mem_read_at || t->n != b->mem_read_n) {
+		    now_s < b->mem_read_at || t->gen != b->mem_read_gen) {
 			double pods[BV_NR] = {};
 
 			mem_used(b, t, host, pods);
 			b->mem_pods = pods[BV_MEM_PODS];
 			b->mem_hp = pods[BV_MEM_HP];
 			b->mem_read_at = now_s;
-			b->mem_read_n = t->n;
+			b->mem_read_gen = t->gen;
 		}
 		v[BV_MEM_PODS] = b->mem_pods;
 		v[BV_MEM_HP] = b->mem_hp + host->unseen_mem;

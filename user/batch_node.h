@@ -35,8 +35,11 @@ struct batch_node {
 	unsigned long long mem_levels, mem_cgroups, mem_cgroups_failed;
 	/* the pods' memory, read every BATCH_MEM_REFRESH_S (or when the table changes) */
 	double mem_read_at;		/* 0: never */
-	size_t mem_read_n;		/* the table's size then */
+	unsigned long long mem_read_gen;	/* the table's gen then */
 	double mem_pods, mem_hp;
+	/* the cores of high-priority pods counted at request, by the table of this gen */
+	double hp_request;
+	unsigned long long hp_request_gen;
 };
 
 /*

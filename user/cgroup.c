@@ -337,6 +337,13 @@ static size_t hash_id(unsigned long long id, size_t mask)
 }
 
 /* Build the open-addressing index, at most half full so probes stay short. */
+void container_table_changed(struct container_table *t)
+{
+	static unsigned long long gens;	/* process-wide: a table never gets another's */
+
+	t->gen = __atomic_add_fetch(&gens, 1, __ATOMIC_RELAXED);
+}
+
 static int table_index(struct container_table *t)
 {
 	size_t cap = 16, i, slot;
@@ -359,6 +366,7 @@ static int table_index(struct container_table *t)
 		if (t->index[slot] == SIZE_MAX)
 			t->index[slot] = i;
 	}
+	container_table_changed(t);
 	return 0;
 }
 

@@ -55,6 +55,8 @@ struct container_table {
 	size_t n, cap;
 	size_t *index;		/* slots into v, SIZE_MAX = empty */
 	size_t index_cap;
+	/* new at every change (a walk, an agent's names): what is derived from it is kept by it */
+	unsigned long long gen;
 };
 
 /*
@@ -78,6 +80,8 @@ int container_table_scan(struct container_table *t, const char *root,
 const struct container *container_table_get(const struct container_table *t,
 					    unsigned long long id);
 void container_table_free(struct container_table *t);
+/* @t's entries were changed in place: a new gen. */
+void container_table_changed(struct container_table *t);
 /*
  * @t (freed first) made of the @n containers of @v, a malloc'ed array whose
  * paths are malloc'ed: @t owns them from now on, also on failure. 0 or -ENOMEM.

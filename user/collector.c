@@ -54,6 +54,9 @@ struct collector {
 	} *refs;
 	size_t nrefs;
 	__u64 refs_gen;			/* BPF's slot_gen when refs was dumped, + 1 */
+	/* The last sample listed refs of this refs_gen, every one when whole. */
+	__u64 listed_refs_gen;
+	bool listed_whole;
 	struct slot_dump {
 		__u64 *keys;
 		__u32 *vals;
@@ -992,6 +995,7 @@ static int from_last(struct collector *c, const struct slot_ref *r, struct sampl
 
 	cs->s = l->s;
 	cs->epoch_max = 0;	/* no wait ended since */
+	cs->same = true;
 	if (l->npc)
 		memcpy(s->pc + s->npc, c->parts[!c->cur].v + l->pc_off, l->npc * sizeof(*s->pc));
 	s->npc += l->npc;
@@ -1007,6 +1011,7 @@ static int from_last(struct collector *c, const struct slot_ref *r, struct sampl
 static int sample_once(struct collector *c, struct sample *s, __u64 epoch)
 {
 	struct cpu_running running[KOORD_MAX_CPUS];
+	bool was_whole = c->listed_whole;
 	struct cg_sample *cs;
 	__u64 listed;
 	long n, i;
@@ -1015,6 +1020,10 @@ static int sample_once(struct collector *c, struct sample *s, __u64 epoch)
 	s->n = 0;
 	s->ncells = 0;
 	s->read = 0;
+	s->gen = c->gen;
+	s->prev_gen = c->gen - 1;
+	s->same_set = false;
+	c->listed_whole = false;	/* until this one is done */
 	c->pool[c->cur].n = 0;
 	c->parts[c->cur].n = 0;
 	memset(s->counters, 0, sizeof(s->counters));
@@ -1064,6 +1073,10 @@ static int sample_once(struct collector *c, struct sample *s, __u64 epoch)
 	}
 	s->mono_end_ns = mono_ns();
 	s->pmu_source = c->pmu_source;
+	/* every ref listed, as the last time from the same refs: the same containers */
+	s->same_set = was_whole && c->listed_refs_gen == c->refs_gen && (size_t)n == s->n;
+	c->listed_whole = (size_t)n == s->n;
+	c->listed_refs_gen = c->refs_gen;
 	return 0;
 }
 

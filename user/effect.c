@@ -368,6 +368,9 @@ void effect_waits_of(const struct effect *e, const struct window *w,
 
 	memset(out, 0, sizeof(*out));
 	for (i = 0; i < w->n; i++) {
+		/* the span is of containers that ran or waited: an idle one adds nothing */
+		if (!w->v[i].cpu_ns && !w->v[i].wait_count)
+			continue;
 		if (e && e->nvictims) {
 			if (!is_victim(e, w->v[i].cgid))
 				continue;

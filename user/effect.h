@@ -149,7 +149,11 @@ struct effect {
 /* Start measuring an action; @before is copied. */
 void effect_begin(struct effect *e, const char *what, int kind, __u64 target,
 		  const __u64 *victims, size_t nvictims, const struct waits *before, int need);
-/* The waits in @w of the action's victims (all online when it has none). */
+/*
+ * The waits in @w of the action's victims (all online when it has none),
+ * over the time of those that ran or waited in it: an idle container is
+ * neither looked up nor counted in the span.
+ */
 void effect_waits_of(const struct effect *e, const struct window *w,
 		     const struct container_table *t, struct waits *out);
 /*

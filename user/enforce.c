@@ -714,7 +714,10 @@ void enforcer_period(struct enforcer *e, const struct window *w, const struct co
 		log_warn("detection skipped this period: out of memory");
 	e->st.victims = e->det.victims;
 	e->st.victim_windows_total += e->det.victims;
-	e->workload = workload_of(t);
+	if (e->workload_gen != t->gen) {
+		e->workload = workload_of(t);
+		e->workload_gen = t->gen;
+	}
 	ring_push(e, w, t);
 	rollback_transition(e);
 	judge(e, w, t);

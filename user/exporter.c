@@ -83,16 +83,19 @@ static void update_one(struct exp_hist *h, const struct exp_hist *old,
 
 int exporter_update(struct exporter *e, const struct window *w, const struct sample *b)
 {
+	/* b was sampled right after what e holds: its entries flagged same are as e has them */
+	bool base = b->prev_gen && b->prev_gen == e->gen;
+	bool same = e->n == b->n;
 	const struct exp_hist *old;
 	const struct cg_window *cw;
-	bool same = e->n == b->n;
 	struct exp_hist *v;
 	size_t i, j = 0, k = 0;
 
 	le_map_init();
 	/* The same containers as last period (the usual case): update in place. */
-	for (i = 0; same && i < b->n; i++)
-		same = e->v[i].cgid == b->v[i].cgid;
+	if (same && !(base && b->same_set))
+		for (i = 0; same && i < b->n; i++)
+			same = e->v[i].cgid == b->v[i].cgid;
 	v = same ? e->v : calloc(b->n ? b->n : 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -101,6 +104,8 @@ int exporter_update(struct exporter *e, const struct window *w, const struct sam
 		const struct cg_sample *cs = &b->v[i];
 
 		if (same) {
+			if (base && cs->same)
+				continue;	/* in place, unchanged */
 			old = &e->v[i];
 		} else {
 			while (j < e->n && e->v[j].cgid < cs->cgid)
@@ -110,13 +115,17 @@ int exporter_update(struct exporter *e, const struct window *w, const struct sam
 		while (w && k < w->n && w->v[k].cgid < cs->cgid)
 			k++;
 		cw = w && k < w->n && w->v[k].cgid == cs->cgid ? &w->v[k] : NULL;
-		update_one(&v[i], old, cw, b, cs);
+		if (base && old && cs->same)
+			v[i] = *old;	/* not in a window built on the last sample */
+		else
+			update_one(&v[i], old, cw, b, cs);
 	}
 	if (!same) {
 		free(e->v);
 		e->v = v;
 		e->n = b->n;
 	}
+	e->gen = b->gen;
 	return 0;
 }
 

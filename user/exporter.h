@@ -37,6 +37,7 @@ struct exp_hist {
 struct exporter {
 	struct exp_hist *v;	/* sorted by cgid */
 	size_t n;
+	__u64 gen;		/* the collector's sample it holds (struct sample), 0: none */
 };
 
 /* What the exposition says about the process (all optional but version). */

@@ -167,6 +167,7 @@ size_t kubelet_apply(struct kubelet *k, struct container_table *t)
 
 	k->online_under_be = 0;
 	poller_with(k->p, apply, &a);
+	container_table_changed(t);
 	return a.changed;
 }
 

@@ -21,6 +21,8 @@ bool unresolved_fresh(const struct unresolved *u, const struct container_table *
 {
 	size_t i, j = 0;
 
+	if (prev && cur->same_set && cur->prev_gen && cur->prev_gen == prev->gen)
+		return false;	/* the same containers as @prev: none is new */
 	for (i = 0; i < cur->n; i++) {
 		__u64 id = cur->v[i].cgid;
 

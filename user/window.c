@@ -227,30 +227,45 @@ int cg_cpu_part_cmp(const void *x, const void *y)
 }
 
 /* Per container and CPU increases, for pairing culprits with victims (both sorted: a merge); only those that rose. */
-static int diff_parts(const struct sample *a, const struct sample *b, struct window *w)
+/*
+ * The parts that rose from @a to @b. With @base (@b built on @a), the parts
+ * of containers copied from @a did not: they are passed over unread.
+ */
+static int diff_parts(const struct sample *a, const struct sample *b, bool base,
+		      struct window *w)
 {
 	const struct cg_cpu_part *pa;
-	size_t i, j = 0;
+	size_t i, j = 0, k = 0, cap = 0;
+	struct cg_cpu_part d;
+	void *v;
 
-	if (!b->npc)
-		return 0;
-	w->pc = calloc(b->npc, sizeof(*w->pc));
-	if (!w->pc)
-		return -ENOMEM;
 	for (i = 0; i < b->npc; i++) {
 		const struct cg_cpu_part *pb = &b->pc[i];
-		struct cg_cpu_part *d = &w->pc[w->npc++];
 
+		if (base) {
+			while (k < b->n && b->v[k].cgid < pb->cgid)
+				k++;
+			if (k < b->n && b->v[k].cgid == pb->cgid && b->v[k].same)
+				continue;
+		}
 		while (j < a->npc && cg_cpu_part_cmp(&a->pc[j], pb) < 0)
 			j++;
 		pa = j < a->npc && !cg_cpu_part_cmp(&a->pc[j], pb) ? &a->pc[j] : NULL;
-		*d = *pb;
+		d = *pb;
 		if (pa) {
-			d->steal_be_ns = delta(pa->steal_be_ns, pb->steal_be_ns);
-			d->inflicted_online_ns = delta(pa->inflicted_online_ns, pb->inflicted_online_ns);
+			d.steal_be_ns = delta(pa->steal_be_ns, pb->steal_be_ns);
+			d.inflicted_online_ns = delta(pa->inflicted_online_ns, pb->inflicted_online_ns);
 		}
-		if (!d->steal_be_ns && !d->inflicted_online_ns)
-			w->npc--;	/* no pairing here in this window */
+		if (!d.steal_be_ns && !d.inflicted_online_ns)
+			continue;	/* no pairing here in this window */
+		if (w->npc == cap) {
+			cap = cap ? cap * 2 : 64;
+			v = realloc(w->pc, cap * sizeof(*w->pc));
+			if (!v)
+				return -ENOMEM;
+			w->pc = v;
+		}
+		w->pc[w->npc++] = d;
 	}
 	return 0;
 }
@@ -259,6 +274,7 @@ int window_compute(const struct sample *a, const struct sample *b, struct window
 {
 	size_t i, j = 0, cap = 0, off = 0;
 	const struct cg_sample *pa;
+	bool base = b->prev_gen && b->prev_gen == a->gen;
 
 	memset(w, 0, sizeof(*w));
 	w->dur_ns = b->mono_ns - a->mono_ns;
@@ -275,6 +291,8 @@ int window_compute(const struct sample *a, const struct sample *b, struct window
 		while (j < a->n && a->v[j].cgid < b->v[i].cgid)
 			j++;
 		pa = j < a->n && a->v[j].cgid == b->v[i].cgid ? &a->v[j] : NULL;
+		if (base && pa && b->v[i].same)
+			continue;
 		/* room for one more container's histogram */
 		if (hist_cells_reserve(&w->cells, &cap, w->ncells + HIST_BUCKETS)) {
 			window_free(w);
@@ -287,7 +305,7 @@ int window_compute(const struct sample *a, const struct sample *b, struct window
 		w->v[i].hist = w->v[i].nhist ? w->cells + off : NULL;
 		off += w->v[i].nhist;
 	}
-	return diff_parts(a, b, w);
+	return diff_parts(a, b, base, w);
 }
 
 const struct cg_window *window_find(const struct window *w, __u64 cgid)

@@ -3,6 +3,7 @@
 #ifndef KOORD_WINDOW_H
 #define KOORD_WINDOW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "../bpf/koord.h"
@@ -22,6 +23,7 @@ struct cg_sample {
 	 * moves while it grows). Read them with sample_hist().
 	 */
 	__u32 hist_off, nhist;
+	bool same;		/* copied from the collector's last sample: nothing changed */
 };
 
 /* What the hardware-counter slots hold. */
@@ -43,6 +45,13 @@ struct sample {
 	__u64 counters[CNT_NR];
 	__u32 running_unread;	/* CPUs whose running stretch was left to the next sample */
 	__u32 read;		/* containers read from the maps; the others were as at the last sample */
+	/*
+	 * The collector's count of its samples (0: not the collector's), and
+	 * the one before, which the entries flagged same are copied from;
+	 * same_set: that one held the same containers in the same order.
+	 */
+	__u64 gen, prev_gen;
+	bool same_set;
 	struct cg_sample *v;
 	size_t n, cap;
 	struct cg_cpu_part *pc;
@@ -106,8 +115,10 @@ void sample_free(struct sample *s);
 /*
  * Window from @a to @b: for every container in @b, its counters' increase
  * since @a (from zero when it is new in @b); containers gone by @b are left
- * out. The max is @b's epoch max when @b was sampled right after @a.
- * Returns 0 or -ENOMEM.
+ * out, and so are those @b's collector copied from @a (flagged same, when
+ * @a is the collector's sample before @b): their increase is 0, and an idle
+ * period costs a pass over names only. The max is @b's epoch max when @b was
+ * sampled right after @a. Returns 0 or -ENOMEM.
  */
 int window_compute(const struct sample *a, const struct sample *b, struct window *w);
 const struct cg_window *window_find(const struct window *w, __u64 cgid);

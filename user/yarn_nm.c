@@ -134,5 +134,6 @@ size_t nodemanager_apply(struct poller *p, struct container_table *t)
 	struct apply a = { .t = t };
 
 	poller_with(p, apply, &a);
+	container_table_changed(t);
 	return a.found;
 }

@@ -129,12 +129,18 @@ def one_run(tree, probe, period, case, react, a, out):
         # the first that ended after the hog joined: it may have begun before (counted from there)
         late = probe.first_late_after(hog_ns)
         res["onset_ms"] = (late[1] - t0) / 1e6 if late else None
+        res["late_us"] = (late[0] - late[1]) / 1e3 if late else None
+        # what BPF made of it: records sent (react_wait, long_wait) and walks they caused
+        status, body = d.get("/metrics", 5)
+        res["events"] = {k: collector_events(body, k) for k in ("react_wait", "long_wait")}
         if late and "write_ms" in res and res["write_ms"] >= res["onset_ms"]:
             res["reaction_ms"] = res["write_ms"] - res["onset_ms"]
     finally:
         if hog:
             cgbench.stop(hog)
         rc = d.stop()		# puts the weight back
+        with open(d.log, errors="replace") as f:
+            res["walked_at_once"] = sum("walked at once" in line for line in f)
         # the next run starts again without a besteffort pod (and, for new-root, without the level)
         for pod in os.listdir(be_root) if os.path.isdir(be_root) else []:
             if pod.startswith("pod"):
@@ -145,6 +151,15 @@ def one_run(tree, probe, period, case, react, a, out):
     if rc:
         raise RuntimeError(f"koord-bpf exited with {rc}; see {d.log}")
     return res
+
+
+def collector_events(body, kind):
+    """koord_bpf_collector_events_total{kind=@kind} in a /metrics @body, or None."""
+    want = f'koord_bpf_collector_events_total{{kind="{kind}"}} '
+    for line in body.decode(errors="replace").splitlines():
+        if line.startswith(want):
+            return int(float(line.split()[1]))
+    return None
 
 
 def verdict(ms, budget=BUDGET_MS):
@@ -237,6 +252,8 @@ def main():
                     f"{r.get('write_ms', float('nan')):.0f} ms, reaction "
                     f"{r.get('reaction_ms', float('nan')):.0f} ms, first ≥ 1 ms wait "
                     f"{r['onset_ms'] if r['onset_ms'] is not None else float('nan'):.0f} ms"
+                    f" ({r['late_us'] if r['late_us'] is not None else float('nan'):.0f} us late;"
+                    f" records {r['events']}, walked at once {r['walked_at_once']})"
                     f" (load {r['load']})")
     except KeyboardInterrupt:
         log("interrupted: cleaning up")

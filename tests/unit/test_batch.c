@@ -204,6 +204,7 @@ static void set_prio(struct container_table *t, const char *path, enum prio_clas
 	for (i = 0; i < t->n; i++)
 		if (!strcmp(t->v[i].path, path))
 			t->v[i].ident.prio = p;
+	container_table_changed(t);	/* as the agents do */
 }
 
 static void set_lse(struct container_table *t, const char *path, double request)
@@ -217,6 +218,7 @@ static void set_lse(struct container_table *t, const char *path, double request)
 		t->v[i].ident.prio = PRIO_PROD;
 		t->v[i].ident.cpu_request = request;
 	}
+	container_table_changed(t);
 }
 
 #define GUAR	"/kubepods/pod11111111-2222-3333-4444-555555555555"
@@ -362,6 +364,10 @@ static void test_node(void **state)
 	assert_float_equal(b3.cpu.hp_used, 4 + 3 + 0.5, 1e-9);
 	assert_float_equal(b3.cpu.pods_used, 6.5, 1e-9);	/* use: what the system is not */
 	assert_float_equal(b3.mem.hp_used, (double)(310ull << 20), 0);	/* LSE memory at use */
+	/* the kubelet gives another request: the next period counts it (the mean of both) */
+	set_lse(&t, GUAR, 6);
+	assert_int_equal(batch_node_period(&b3, &c, &w, &t, &host, 71), 0);
+	assert_float_equal(b3.cpu.hp_used, (4 + 3 + 0.5 + 6 + 3 + 0.5) / 2.0, 1e-9);
 	batch_node_free(&b3);
 
 	batch_node_free(&b);

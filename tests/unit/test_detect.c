@@ -444,6 +444,32 @@ static void test_feed(void **state)
 }
 
 /*
+ * The victims' time is of those that ran or waited: an idle online container
+ * (here the pod level, online too) adds no span, so a rate per second of a
+ * victim's time is the same whether a window lists idle containers or not.
+ */
+static void test_waits_span(void **state)
+{
+	struct fixture *fx = *state;
+	__u64 pod = ino(fx->dir, "/kubepods/burstable/pod6f5b3b1e-2f4c-4c1e-9a7e-0d3c2b1a0f9e");
+	struct cg_window v[3];
+	struct waits out;
+	struct window w;
+
+	window_of(fx, &w, v, 2000000);
+	assert_non_null(container_table_get(&fx->t, pod));
+	assert_true(KC_IS_ONLINE(container_table_get(&fx->t, pod)->ident.qos));
+	v[2] = (struct cg_window){ .cgid = pod };	/* listed, idle */
+	w.n = 3;
+	effect_waits_of(NULL, &w, &fx->t, &out);
+	assert_int_equal(out.count, 100);
+	assert_int_equal(out.span_ns, 1000000000ull);	/* the one that waited */
+	v[2].cpu_ns = 1000;				/* it ran: its time counts */
+	effect_waits_of(NULL, &w, &fx->t, &out);
+	assert_int_equal(out.span_ns, 2000000000ull);
+}
+
+/*
  * What the loop does with a verdict. A side effect with the tail still over
  * is harm moved: escalated where BE can still be kept off the victims'
  * CPUs; where not, kept only when the action made the tail better.
@@ -528,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_outcome),
 		cmocka_unit_test(test_chain_logged),
 		cmocka_unit_test_setup_teardown(test_feed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_waits_span, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

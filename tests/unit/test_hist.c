@@ -372,6 +372,13 @@ static void window_hist_merge(void **state)
 	}
 }
 
+/* @s's parts are @n of @pc (not its own: unset before sample_free). */
+static void with_parts(struct sample *s, struct cg_cpu_part *pc, size_t n)
+{
+	s->pc = pc;
+	s->npc = n;
+}
+
 /* A window's parts are the ones that rose: pairing reads nothing else. */
 static void window_parts_rose(void **state)
 {
@@ -394,10 +401,8 @@ static void window_parts_rose(void **state)
 		add(&a, id, 10, 1, 100, 100);
 		add(&b, id, 20, 2, 200, 100);
 	}
-	a.pc = pa;
-	a.npc = 3;
-	b.pc = pb;
-	b.npc = 4;
+	with_parts(&a, pa, 3);
+	with_parts(&b, pb, 4);
 	assert_int_equal(window_compute(&a, &b, &w), 0);
 	assert_int_equal(w.npc, 2);
 	assert_int_equal(w.pc[0].cgid, 1);
@@ -405,6 +410,62 @@ static void window_parts_rose(void **state)
 	assert_int_equal(w.pc[0].steal_be_ns, 3);
 	assert_int_equal(w.pc[1].cgid, 3);
 	assert_int_equal(w.pc[1].inflicted_online_ns, 4);
+	window_free(&w);
+	a.pc = b.pc = NULL;	/* not the samples' own */
+	sample_free(&a);
+	sample_free(&b);
+}
+
+/*
+ * A sample the collector built on the last one flags the containers it
+ * copied from it: their increase is 0, so the window leaves them out, parts
+ * and all, without comparing them. The flags hold only against that sample.
+ */
+static void window_skips_same(void **state)
+{
+	struct cg_cpu_part pa[] = {
+		{ .cgid = 1, .cpu = 0, .steal_be_ns = 5 },
+		{ .cgid = 2, .cpu = 0, .steal_be_ns = 5 },
+	};
+	/* 1's part "rose": only a comparison would see it, and a flagged one is not compared */
+	struct cg_cpu_part pb[] = {
+		{ .cgid = 1, .cpu = 0, .steal_be_ns = 8 },
+		{ .cgid = 2, .cpu = 0, .steal_be_ns = 9 },
+	};
+	struct sample a = { .mono_ns = 0, .gen = 7 }, b = { .mono_ns = 1000, .gen = 8 };
+	struct window w;
+
+	add(&a, 1, 10, 1, 100, 100);
+	add(&a, 2, 10, 1, 100, 100);
+	add(&b, 1, 10, 1, 100, 100);
+	b.v[0].same = true;
+	add(&b, 2, 20, 3, 300, 100);
+	add(&b, 3, 5, 0, 0, 100);	/* new */
+	with_parts(&a, pa, 2);
+	with_parts(&b, pb, 2);
+	b.prev_gen = 7;
+	assert_int_equal(window_compute(&a, &b, &w), 0);
+	assert_int_equal(w.n, 2);
+	assert_int_equal(w.v[0].cgid, 2);
+	assert_int_equal(w.v[0].wait_count, 2);
+	assert_int_equal(w.v[1].cgid, 3);
+	assert_int_equal(w.npc, 1);
+	assert_int_equal(w.pc[0].cgid, 2);
+	assert_int_equal(w.pc[0].steal_be_ns, 4);
+	window_free(&w);
+	/* not built on @a (another sample between): every container is compared */
+	b.prev_gen = 6;
+	assert_int_equal(window_compute(&a, &b, &w), 0);
+	assert_int_equal(w.n, 3);
+	assert_int_equal(w.v[0].cgid, 1);
+	assert_int_equal(w.v[0].wait_count, 0);
+	assert_int_equal(w.npc, 2);
+	assert_int_equal(w.pc[0].steal_be_ns, 3);
+	window_free(&w);
+	/* nor when @a is not the collector's (gen 0) */
+	a.gen = b.prev_gen = 0;
+	assert_int_equal(window_compute(&a, &b, &w), 0);
+	assert_int_equal(w.n, 3);
 	window_free(&w);
 	a.pc = b.pc = NULL;	/* not the samples' own */
 	sample_free(&a);
@@ -425,6 +486,7 @@ int main(void)
 		cmocka_unit_test(sample_buckets_set),
 		cmocka_unit_test(window_hist_merge),
 		cmocka_unit_test(window_parts_rose),
+		cmocka_unit_test(window_skips_same),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,6 +109,14 @@ static void prev_sample_was_looked_at(void **state)
 	assert_false(unresolved_fresh(&u, &f->table, &cur, &prev));
 	prev.n = 1;
 	assert_true(unresolved_fresh(&u, &f->table, &cur, &prev));
+	/* the collector says cur holds prev's containers: nothing is new (GONE_C is not read) */
+	prev.gen = 4;
+	cur.gen = 5;
+	cur.prev_gen = 4;
+	cur.same_set = true;
+	assert_false(unresolved_fresh(&u, &f->table, &cur, &prev));
+	cur.prev_gen = 3;	/* not built on prev: looked at */
+	assert_true(unresolved_fresh(&u, &f->table, &cur, &prev));
 }
 
 /* A culprit added twice is listed once, the list sorted for the search. */
