@@ -1007,6 +1007,23 @@ static int from_last(struct collector *c, const struct slot_ref *r, struct sampl
 	return 0;
 }
 
+/* The last entry of @s is one read, not copied: listed in s->changed. 0 or -ENOMEM. */
+static int note_changed(struct sample *s)
+{
+	size_t cap = s->changed_cap ? s->changed_cap * 2 : 256;
+	void *v;
+
+	if (s->nchanged == s->changed_cap) {
+		v = realloc(s->changed, cap * sizeof(*s->changed));
+		if (!v)
+			return -ENOMEM;
+		s->changed = v;
+		s->changed_cap = cap;
+	}
+	s->changed[s->nchanged++] = s->n - 1;
+	return 0;
+}
+
 /* One reading of everything into @s, closing @epoch's maxima; 0 or -errno. */
 static int sample_once(struct collector *c, struct sample *s, __u64 epoch)
 {
@@ -1020,6 +1037,7 @@ static int sample_once(struct collector *c, struct sample *s, __u64 epoch)
 	s->n = 0;
 	s->ncells = 0;
 	s->read = 0;
+	s->nchanged = 0;
 	s->gen = c->gen;
 	s->prev_gen = c->gen - 1;
 	s->same_set = false;
@@ -1068,7 +1086,7 @@ static int sample_once(struct collector *c, struct sample *s, __u64 epoch)
 			return err;
 		if (!err)
 			s->n--;
-		else if (keep_last(c, r, s, cs, s->npc - npc))
+		else if (keep_last(c, r, s, cs, s->npc - npc) || note_changed(s))
 			return -ENOMEM;
 	}
 	s->mono_end_ns = mono_ns();

@@ -96,6 +96,18 @@ int exporter_update(struct exporter *e, const struct window *w, const struct sam
 	if (same && !(base && b->same_set))
 		for (i = 0; same && i < b->n; i++)
 			same = e->v[i].cgid == b->v[i].cgid;
+	if (same && base && b->same_set) {
+		/* in place, only what changed: the others are as e holds them */
+		for (j = 0; j < b->nchanged; j++) {
+			i = b->changed[j];
+			while (w && k < w->n && w->v[k].cgid < b->v[i].cgid)
+				k++;
+			cw = w && k < w->n && w->v[k].cgid == b->v[i].cgid ? &w->v[k] : NULL;
+			update_one(&e->v[i], &e->v[i], cw, b, &b->v[i]);
+		}
+		e->gen = b->gen;
+		return 0;
+	}
 	v = same ? e->v : calloc(b->n ? b->n : 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;

@@ -51,25 +51,6 @@ static int cmp_victim_ns(const void *a, const void *b)
 	return x->cgid < y->cgid ? -1 : x->cgid > y->cgid;
 }
 
-/* The parts of @cgid in @w (sorted by container, then CPU): [*first, return). */
-static size_t parts_of(const struct window *w, __u64 cgid, size_t *first)
-{
-	size_t lo = 0, hi = w->npc, end;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (w->pc[mid].cgid < cgid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (end = lo; end < w->npc && w->pc[end].cgid == cgid; end++)
-		;
-	*first = lo;
-	return end;
-}
-
 /*
  * @s's victims: on each CPU where it made online tasks wait, every online
  * container's BE steal there, split among the BE containers by their
@@ -82,7 +63,7 @@ static int find_victims(const struct window *w, struct suspect *s, const __u64 *
 {
 	size_t i, j, first, end, n = 0;
 
-	end = parts_of(w, s->cgid, &first);
+	end = cg_cpu_parts_of(w->pc, w->npc, s->cgid, &first);
 	for (i = first; i < end; i++) {
 		const struct cg_cpu_part *cp = &w->pc[i];
 

@@ -134,6 +134,7 @@ void sample_free(struct sample *s)
 	free(s->v);
 	free(s->pc);
 	free(s->cells);
+	free(s->changed);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -227,45 +228,66 @@ int cg_cpu_part_cmp(const void *x, const void *y)
 }
 
 /* Per container and CPU increases, for pairing culprits with victims (both sorted: a merge); only those that rose. */
-/*
- * The parts that rose from @a to @b. With @base (@b built on @a), the parts
- * of containers copied from @a did not: they are passed over unread.
- */
-static int diff_parts(const struct sample *a, const struct sample *b, bool base,
-		      struct window *w)
+/* The rise from @pa (NULL: none before) to @pb in @d; true when nothing rose. */
+static bool diff_part(const struct cg_cpu_part *pa, const struct cg_cpu_part *pb,
+		      struct cg_cpu_part *d)
 {
-	const struct cg_cpu_part *pa;
-	size_t i, j = 0, k = 0, cap = 0;
+	*d = *pb;
+	if (pa) {
+		d->steal_be_ns = delta(pa->steal_be_ns, pb->steal_be_ns);
+		d->inflicted_online_ns = delta(pa->inflicted_online_ns, pb->inflicted_online_ns);
+	}
+	return !d->steal_be_ns && !d->inflicted_online_ns;
+}
+
+size_t cg_cpu_parts_of(const struct cg_cpu_part *pc, size_t n, __u64 cgid, size_t *first)
+{
+	size_t lo = 0, hi = n, end;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pc[mid].cgid < cgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < n && pc[end].cgid == cgid; end++)
+		;
+	*first = lo;
+	return end;
+}
+
+/*
+ * The parts that rose from @a to @b, of the containers in @w (those that
+ * changed): each one's parts in @b against its parts in @a, by CPU.
+ */
+static int diff_parts(const struct sample *a, const struct sample *b, struct window *w)
+{
+	size_t i, k, ib, eb, ia, ea, cap = 0;
+	const struct cg_cpu_part *pa, *pb;
 	struct cg_cpu_part d;
 	void *v;
 
-	for (i = 0; i < b->npc; i++) {
-		const struct cg_cpu_part *pb = &b->pc[i];
-
-		if (base) {
-			while (k < b->n && b->v[k].cgid < pb->cgid)
-				k++;
-			if (k < b->n && b->v[k].cgid == pb->cgid && b->v[k].same)
-				continue;
+	for (k = 0; k < w->n && b->npc; k++) {
+		eb = cg_cpu_parts_of(b->pc, b->npc, w->v[k].cgid, &ib);
+		ea = cg_cpu_parts_of(a->pc, a->npc, w->v[k].cgid, &ia);
+		for (i = ib; i < eb; i++) {
+			pb = &b->pc[i];
+			while (ia < ea && a->pc[ia].cpu < pb->cpu)
+				ia++;
+			pa = ia < ea && a->pc[ia].cpu == pb->cpu ? &a->pc[ia] : NULL;
+			if (diff_part(pa, pb, &d))
+				continue;	/* no pairing here in this window */
+			if (w->npc == cap) {
+				cap = cap ? cap * 2 : 64;
+				v = realloc(w->pc, cap * sizeof(*w->pc));
+				if (!v)
+					return -ENOMEM;
+				w->pc = v;
+			}
+			w->pc[w->npc++] = d;
 		}
-		while (j < a->npc && cg_cpu_part_cmp(&a->pc[j], pb) < 0)
-			j++;
-		pa = j < a->npc && !cg_cpu_part_cmp(&a->pc[j], pb) ? &a->pc[j] : NULL;
-		d = *pb;
-		if (pa) {
-			d.steal_be_ns = delta(pa->steal_be_ns, pb->steal_be_ns);
-			d.inflicted_online_ns = delta(pa->inflicted_online_ns, pb->inflicted_online_ns);
-		}
-		if (!d.steal_be_ns && !d.inflicted_online_ns)
-			continue;	/* no pairing here in this window */
-		if (w->npc == cap) {
-			cap = cap ? cap * 2 : 64;
-			v = realloc(w->pc, cap * sizeof(*w->pc));
-			if (!v)
-				return -ENOMEM;
-			w->pc = v;
-		}
-		w->pc[w->npc++] = d;
 	}
 	return 0;
 }
@@ -273,8 +295,9 @@ static int diff_parts(const struct sample *a, const struct sample *b, bool base,
 int window_compute(const struct sample *a, const struct sample *b, struct window *w)
 {
 	size_t i, j = 0, cap = 0, off = 0;
-	const struct cg_sample *pa;
+	const struct cg_sample *pa, *pb;
 	bool base = b->prev_gen && b->prev_gen == a->gen;
+	bool aligned = base && b->same_set && a->n == b->n;
 
 	memset(w, 0, sizeof(*w));
 	w->dur_ns = b->mono_ns - a->mono_ns;
@@ -283,29 +306,36 @@ int window_compute(const struct sample *a, const struct sample *b, struct window
 	w->running_unread = b->running_unread;
 	if (!b->n)
 		return 0;
-	w->v = malloc(b->n * sizeof(*w->v));	/* diff_one() sets every field */
+	/* diff_one() sets every field */
+	w->v = malloc((aligned && b->nchanged < b->n ? b->nchanged + 1 : b->n) * sizeof(*w->v));
 	if (!w->v)
 		return -ENOMEM;
-	/* both sorted by container: one merge, no lookups */
-	for (i = 0; i < b->n; i++) {
-		while (j < a->n && a->v[j].cgid < b->v[i].cgid)
-			j++;
-		pa = j < a->n && a->v[j].cgid == b->v[i].cgid ? &a->v[j] : NULL;
-		if (base && pa && b->v[i].same)
-			continue;
+	/* both sorted by container: one merge, no lookups; the same set: only what changed */
+	for (i = 0; i < (aligned ? b->nchanged : b->n); i++) {
+		if (aligned) {
+			pa = &a->v[b->changed[i]];
+			pb = &b->v[b->changed[i]];
+		} else {
+			pb = &b->v[i];
+			while (j < a->n && a->v[j].cgid < pb->cgid)
+				j++;
+			pa = j < a->n && a->v[j].cgid == pb->cgid ? &a->v[j] : NULL;
+			if (base && pa && pb->same)
+				continue;
+		}
 		/* room for one more container's histogram */
 		if (hist_cells_reserve(&w->cells, &cap, w->ncells + HIST_BUCKETS)) {
 			window_free(w);
 			return -ENOMEM;
 		}
-		diff_one(a, pa, b, &b->v[i], w, &w->v[w->n]);
+		diff_one(a, pa, b, pb, w, &w->v[w->n]);
 		w->v[w->n++].pmu_source = b->pmu_source;
 	}
 	for (i = 0; i < w->n; i++) {
 		w->v[i].hist = w->v[i].nhist ? w->cells + off : NULL;
 		off += w->v[i].nhist;
 	}
-	return diff_parts(a, b, base, w);
+	return diff_parts(a, b, w);
 }
 
 const struct cg_window *window_find(const struct window *w, __u64 cgid)

@@ -52,6 +52,8 @@ struct sample {
 	 */
 	__u64 gen, prev_gen;
 	bool same_set;
+	size_t *changed;	/* the collector's: indices of the entries not flagged same */
+	size_t nchanged, changed_cap;
 	struct cg_sample *v;
 	size_t n, cap;
 	struct cg_cpu_part *pc;
@@ -93,6 +95,8 @@ struct window {
 
 /* Order of cg_cpu_part: by container, then CPU (for qsort/bsearch). */
 int cg_cpu_part_cmp(const void *a, const void *b);
+/* The parts of @cgid in @pc (@n, in that order): [*first, return). */
+size_t cg_cpu_parts_of(const struct cg_cpu_part *pc, size_t n, __u64 cgid, size_t *first);
 
 struct cg_sample *sample_add(struct sample *s, __u64 cgid);
 void sample_sort(struct sample *s);

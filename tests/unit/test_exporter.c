@@ -540,6 +540,9 @@ static void update_merges(void **state)
 	fx->b.prev_gen = 5;
 	fx->b.same_set = true;
 	fx->b.v[1].same = fx->b.v[2].same = true;
+	fx->b.changed = calloc(1, sizeof(*fx->b.changed));	/* entry 0, as the collector lists it */
+	assert_non_null(fx->b.changed);
+	fx->b.nchanged = fx->b.changed_cap = 1;
 	v = fx->e.v;
 	assert_int_equal(window_compute(&fx->a, &fx->b, &fx->w), 0);
 	assert_int_equal(fx->w.n, 1);

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include "hist.h"
@@ -466,6 +467,20 @@ static void window_skips_same(void **state)
 	a.gen = b.prev_gen = 0;
 	assert_int_equal(window_compute(&a, &b, &w), 0);
 	assert_int_equal(w.n, 3);
+	window_free(&w);
+	/* the same containers as @a (3 gone): only the one listed changed is looked at */
+	a.gen = b.prev_gen = 7;
+	b.n = 2;
+	b.same_set = true;
+	b.changed = malloc(sizeof(*b.changed));
+	assert_non_null(b.changed);
+	b.changed[0] = 1;
+	b.nchanged = b.changed_cap = 1;
+	assert_int_equal(window_compute(&a, &b, &w), 0);
+	assert_int_equal(w.n, 1);
+	assert_int_equal(w.v[0].cgid, 2);
+	assert_int_equal(w.v[0].wait_count, 2);
+	assert_int_equal(w.v[0].cpu_ns, 10);
 	window_free(&w);
 	a.pc = b.pc = NULL;	/* not the samples' own */
 	sample_free(&a);
