@@ -336,7 +336,6 @@ static size_t hash_id(unsigned long long id, size_t mask)
 	return (size_t)(h ^ (h >> 32)) & mask;
 }
 
-/* Build the open-addressing index, at most half full so probes stay short. */
 void container_table_changed(struct container_table *t)
 {
 	static unsigned long long gens;	/* process-wide: a table never gets another's */
@@ -344,6 +343,7 @@ void container_table_changed(struct container_table *t)
 	t->gen = __atomic_add_fetch(&gens, 1, __ATOMIC_RELAXED);
 }
 
+/* Build the open-addressing index, at most half full so probes stay short. */
 static int table_index(struct container_table *t)
 {
 	size_t cap = 16, i, slot;

@@ -227,7 +227,6 @@ int cg_cpu_part_cmp(const void *x, const void *y)
 	return a->cpu < b->cpu ? -1 : a->cpu > b->cpu;
 }
 
-/* Per container and CPU increases, for pairing culprits with victims (both sorted: a merge); only those that rose. */
 /* The rise from @pa (NULL: none before) to @pb in @d; true when nothing rose. */
 static bool diff_part(const struct cg_cpu_part *pa, const struct cg_cpu_part *pb,
 		      struct cg_cpu_part *d)

@@ -120,9 +120,10 @@ void sample_free(struct sample *s);
  * Window from @a to @b: for every container in @b, its counters' increase
  * since @a (from zero when it is new in @b); containers gone by @b are left
  * out, and so are those @b's collector copied from @a (flagged same, when
- * @a is the collector's sample before @b): their increase is 0, and an idle
- * period costs a pass over names only. The max is @b's epoch max when @b was
- * sampled right after @a. Returns 0 or -ENOMEM.
+ * @a is the collector's sample before @b): their increase is 0. With the
+ * same containers as @a, only @b's changed list is looked at. The window's
+ * parts are those that rose, of the containers it lists. The max is @b's
+ * epoch max when @b was sampled right after @a. Returns 0 or -ENOMEM.
  */
 int window_compute(const struct sample *a, const struct sample *b, struct window *w);
 const struct cg_window *window_find(const struct window *w, __u64 cgid);
