@@ -380,6 +380,14 @@ static void with_parts(struct sample *s, struct cg_cpu_part *pc, size_t n)
 	s->npc = n;
 }
 
+/* Free @a and @b, whose parts with_parts() lent them. */
+static void free_samples(struct sample *a, struct sample *b)
+{
+	a->pc = b->pc = NULL;
+	sample_free(a);
+	sample_free(b);
+}
+
 /* A window's parts are the ones that rose: pairing reads nothing else. */
 static void window_parts_rose(void **state)
 {
@@ -412,9 +420,7 @@ static void window_parts_rose(void **state)
 	assert_int_equal(w.pc[1].cgid, 3);
 	assert_int_equal(w.pc[1].inflicted_online_ns, 4);
 	window_free(&w);
-	a.pc = b.pc = NULL;	/* not the samples' own */
-	sample_free(&a);
-	sample_free(&b);
+	free_samples(&a, &b);
 }
 
 /*
@@ -482,9 +488,7 @@ static void window_skips_same(void **state)
 	assert_int_equal(w.v[0].wait_count, 2);
 	assert_int_equal(w.v[0].cpu_ns, 10);
 	window_free(&w);
-	a.pc = b.pc = NULL;	/* not the samples' own */
-	sample_free(&a);
-	sample_free(&b);
+	free_samples(&a, &b);
 }
 
 int main(void)
